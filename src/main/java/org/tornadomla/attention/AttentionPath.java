@@ -1,0 +1,27 @@
+package org.tornadomla.attention;
+
+import org.tornadomla.MlaException;
+
+import java.util.Locale;
+
+/** The three equivalent ways to attend over the latent cache (DESIGN.md §1, step 5). */
+public enum AttentionPath {
+    /** Decompress K and V of every cached token with kv_b_proj, then ordinary attention. */
+    NAIVE,
+    /** Fold W^UK into the query and W^UV after the weighted sum; attend over the latent itself. */
+    ABSORBED,
+    /** ABSORBED with an online softmax over tiles, split-KV and a log-sum-exp combine. */
+    TILED;
+
+    public static AttentionPath parse(String s) {
+        for (AttentionPath p : values()) {
+            if (p.name().equalsIgnoreCase(s)) return p;
+        }
+        throw new MlaException("unknown attention path '" + s + "' (expected naive, absorbed or tiled)");
+    }
+
+    @Override
+    public String toString() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}

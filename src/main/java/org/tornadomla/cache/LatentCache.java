@@ -1,0 +1,137 @@
+package org.tornadomla.cache;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.config.MlaConfig;
+
+import java.util.Arrays;
+
+/**
+ * The MLA cache of one layer for a batch of sequences: per token only the normalised latent c_kv
+ * (kv_lora_rank numbers, DeepSeek's {@code kv_cache}) and the roped shared key k_pe (qk_rope_head_dim
+ * numbers, {@code pe_cache}), in interleaved rope order. Contiguous, one array [batch, capacity,
+ * d_c + d_r] whose token rows are [c_kv | k_pe] (FlashMLA's layout); capacity fixed at creation; each
+ * sequence has its own length.
+ *
+ * <p>Appending is done by the layer's cache-append kernel; {@link #checkRoom} runs first, so a request
+ * that does not fit fails before anything is written and leaves the cache as it was.
+ */
+public final class LatentCache {
+    private final int batch;
+    private final int capacity;
+    private final int kvLoraRank;
+    private final int ropeDim;
+    private final CacheDtype dtype;
+    // storage of the dtype in use; the other one is a 1-element placeholder (kernels take both)
+    private final float[] f32;
+    private final short[] bf16;
+    private final int[] lengths;
+
+    public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
+        if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
+        if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
+        if (dtype == null) throw new MlaException("cache dtype must be f32 or bf16, found null");
+        this.batch = batch;
+        this.capacity = capacity;
+        this.kvLoraRank = config.kvLoraRank();
+        this.ropeDim = config.qkRopeHeadDim();
+        this.dtype = dtype;
+        long size = (long) batch * capacity * (kvLoraRank + ropeDim);
+        if (size > Integer.MAX_VALUE - 8)
+            throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
+                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) + ")");
+        boolean isF32 = dtype == CacheDtype.F32;
+        f32 = new float[isF32 ? (int) size : 1];
+        bf16 = new short[isF32 ? 1 : (int) size];
+        lengths = new int[batch];
+    }
+
+    public int batch() {
+        return batch;
+    }
+
+    public int capacity() {
+        return capacity;
+    }
+
+    public CacheDtype dtype() {
+        return dtype;
+    }
+
+    public int kvLoraRank() {
+        return kvLoraRank;
+    }
+
+    public int ropeDim() {
+        return ropeDim;
+    }
+
+    /** Tokens held by sequence b. */
+    public int length(int b) {
+        java.util.Objects.checkIndex(b, batch);
+        return lengths[b];
+    }
+
+    /** Bytes stored per cached token: (kv_lora_rank + qk_rope_head_dim)·bytes(dtype). */
+    public long bytesPerToken() {
+        return (long) (kvLoraRank + ropeDim) * dtype.bytes;
+    }
+
+    /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
+    public void checkRoom(int tokens) {
+        for (int b = 0; b < batch; b++) {
+            if ((long) lengths[b] + tokens > capacity) {
+                throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, sequence "
+                        + b + " holds " + lengths[b] + ", request appends " + tokens + " (needs " + (lengths[b] + tokens) + ")");
+            }
+        }
+    }
+
+    /** Copies the sequence lengths into {@code seqStart} (the kernels' per-sequence start positions). */
+    public void lengthsInto(int[] seqStart) {
+        System.arraycopy(lengths, 0, seqStart, 0, batch);
+    }
+
+    /** Marks {@code tokens} more tokens of every sequence as valid, after the append kernel wrote them. */
+    public void advance(int tokens) {
+        checkRoom(tokens);
+        for (int b = 0; b < batch; b++) lengths[b] += tokens;
+    }
+
+    /** Forgets every token (storage is reused). */
+    public void clear() {
+        Arrays.fill(lengths, 0);
+    }
+
+    /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
+    public float[] latent(int b) {
+        return read(b, 0, kvLoraRank);
+    }
+
+    /** Sequence b's roped keys as f32, [length(b), qk_rope_head_dim], interleaved rope order. */
+    public float[] ropeKey(int b) {
+        return read(b, kvLoraRank, ropeDim);
+    }
+
+    private float[] read(int b, int offset, int width) {
+        int n = length(b);
+        int stride = kvLoraRank + ropeDim;
+        float[] out = new float[n * width];
+        for (int t = 0; t < n; t++) {
+            int from = (b * capacity + t) * stride + offset;
+            for (int i = 0; i < width; i++) {
+                out[t * width + i] = dtype == CacheDtype.F32 ? f32[from + i] : Bf16Bits.decode(bf16[from + i]);
+            }
+        }
+        return out;
+    }
+
+    /** f32 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is bf16). */
+    public float[] f32() {
+        return f32;
+    }
+
+    /** bf16 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is f32). */
+    public short[] bf16() {
+        return bf16;
+    }
+}

@@ -1,0 +1,138 @@
+package org.tornadomla.cli;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.KvFootprint;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.MlaWeights;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+
+/**
+ * The main job: one layer with DeepSeek-V3 attention geometry and seeded random weights, a prefill and
+ * decode steps through all three attention paths, their agreement, ms per decode step, and the cache
+ * memory MLA saves.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Prefill and decode one MLA layer (DeepSeek-V3 attention geometry, seeded random weights)",
+                "through the naive, absorbed and tiled paths; print their agreement, ms per decode step and",
+                "the latent-cache bytes per token next to MHA and GQA."})
+public final class DemoCommand implements Callable<Integer> {
+    @Option(names = "--preset", defaultValue = "deepseek-v3", description = "deepseek-v3 or deepseek-v2-lite (default: ${DEFAULT-VALUE})")
+    String preset;
+
+    @Option(names = "--hidden", defaultValue = "2048",
+            description = "hidden size D; the attention geometry is the preset's (default: ${DEFAULT-VALUE}; V3 has 7168)")
+    int hidden;
+
+    @Option(names = "--prefill", defaultValue = "32", description = "prompt tokens (default: ${DEFAULT-VALUE})")
+    int prefill;
+
+    @Option(names = "--steps", defaultValue = "8", description = "decode steps (default: ${DEFAULT-VALUE})")
+    int steps;
+
+    @Option(names = "--batch", defaultValue = "1", description = "sequences (default: ${DEFAULT-VALUE})")
+    int batch;
+
+    @Option(names = "--cache-dtype", defaultValue = "f32", description = "f32 or bf16 (default: ${DEFAULT-VALUE})")
+    String cacheDtype;
+
+    @Option(names = "--tile", defaultValue = "" + AttentionOptions.DEFAULT_TILE, description = "tiled path: tile size Bc (default: ${DEFAULT-VALUE})")
+    int tile;
+
+    @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
+    int splits;
+
+    @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
+    long seed;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (prefill < 1 || steps < 0 || batch < 1) {
+            throw new MlaException("--prefill and --batch must be >= 1 and --steps >= 0, found " + prefill + ", " + batch + ", " + steps);
+        }
+        MlaConfig cfg = MlaConfig.preset(preset).withHiddenSize(hidden);
+        CacheDtype dtype = CacheDtype.parse(cacheDtype);
+        out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
+                preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
+                cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");
+        out.printf("softmax scale %.6f (YaRN factor %.0f), seeded random weights (seed %d), cache %s%n",
+                cfg.softmaxScale(), cfg.ropeScaling() == null ? 1.0 : cfg.ropeScaling().factor(), seed, dtype);
+        out.printf("backend: java reference (the plain-Java kernels, run sequentially on the JVM)%n");
+        out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);
+        out.flush();
+
+        MlaLayer layer = new MlaLayer(MlaWeights.random(cfg, seed));
+        SplittableRandom rnd = new SplittableRandom(seed + 1);
+        float[] prompt = gaussian(rnd, batch * prefill * hidden);
+        float[][] next = new float[steps][];
+        for (int k = 0; k < steps; k++) next[k] = gaussian(rnd, batch * hidden);
+
+        out.printf("%-26s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
+        float[] reference = null;
+        for (AttentionPath path : AttentionPath.values()) {
+            AttentionOptions opt = new AttentionOptions(path, tile, splits);
+            LatentCache cache = layer.newCache(batch, prefill + steps, dtype);
+            float[] all = new float[batch * (prefill + steps) * hidden];
+            long t0 = System.nanoTime();
+            float[] y = layer.forward(cache, prompt, prefill, opt);
+            double prefillMs = (System.nanoTime() - t0) / 1e6;
+            System.arraycopy(y, 0, all, 0, y.length);
+            long t1 = System.nanoTime();
+            for (int k = 0; k < steps; k++) {
+                float[] yk = layer.forward(cache, next[k], 1, opt);
+                System.arraycopy(yk, 0, all, batch * (prefill + k) * hidden, yk.length);
+            }
+            double decodeMs = steps == 0 ? Double.NaN : (System.nanoTime() - t1) / 1e6 / steps;
+            String diff;
+            if (reference == null) {
+                reference = all;
+                diff = "(reference)";
+            } else {
+                double max = 0;
+                for (int i = 0; i < all.length; i++) max = Math.max(max, Math.abs(all[i] - reference[i]));
+                diff = String.format("%.2e", max);
+            }
+            String name = path == AttentionPath.TILED ? "tiled (Bc=" + tile + ", splits=" + splits + ")" : path.toString();
+            out.printf("%-26s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
+            out.flush();
+        }
+        out.printf("(one run each, including JIT warm-up; use the benchmarks for timings to compare)%n%n");
+        printFootprint(out, cfg);
+        return 0;
+    }
+
+    private static void printFootprint(PrintWriter out, MlaConfig cfg) {
+        int groups = Math.max(1, cfg.numHeads() / 16);
+        long mla = KvFootprint.mla(cfg);
+        out.printf("KV cache per token, one layer, bf16 (same attention geometry):%n");
+        row(out, "MLA (c_kv + k_pe: " + cfg.kvLoraRank() + " + " + cfg.qkRopeHeadDim() + ")", mla, mla);
+        row(out, "MHA (" + cfg.numHeads() + " heads × (" + cfg.qkHeadDim() + " + " + cfg.vHeadDim() + "))", KvFootprint.mha(cfg), mla);
+        row(out, "GQA (" + groups + " KV heads)", KvFootprint.gqa(cfg, groups), mla);
+        row(out, "MQA (1 KV head)", KvFootprint.gqa(cfg, 1), mla);
+        out.printf("Whole model (%d layers), bf16: MLA %,d B per token, MHA %,d B per token%n", cfg.numHiddenLayers(),
+                mla * 2 * cfg.numHiddenLayers(), KvFootprint.mha(cfg) * 2 * cfg.numHiddenLayers());
+    }
+
+    private static void row(PrintWriter out, String name, long numbers, long mla) {
+        out.printf("  %-38s %,8d numbers %,10d B  %6.1f× MLA%n", name, numbers, numbers * 2, (double) numbers / mla);
+    }
+
+    private static float[] gaussian(SplittableRandom rnd, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) MlaWeights.gaussian(rnd);
+        return a;
+    }
+}

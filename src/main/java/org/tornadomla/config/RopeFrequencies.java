@@ -1,0 +1,52 @@
+package org.tornadomla.config;
+
+/**
+ * The RoPE frequency table f_i (i &lt; d_r/2) of a config, with YaRN applied as DeepSeek's Hugging Face
+ * modelling code does (DESIGN.md §1.1), and the cos/sin multiplier HF uses under YaRN.
+ */
+public final class RopeFrequencies {
+    private RopeFrequencies() {
+    }
+
+    /** f_i = θ^(−2i/d_r), blended with f_i/F by the YaRN ramp when rope_scaling is set. */
+    public static float[] inverseFrequencies(MlaConfig c) {
+        int half = c.qkRopeHeadDim() / 2;
+        double[] f = new double[half];
+        for (int i = 0; i < half; i++) {
+            f[i] = 1.0 / Math.pow(c.ropeTheta(), 2.0 * i / c.qkRopeHeadDim());
+        }
+        RopeScaling y = c.ropeScaling();
+        if (y != null) {
+            double[] lowHigh = correctionRange(c);
+            double low = lowHigh[0];
+            double high = lowHigh[1];
+            if (low == high) high += 0.001;
+            for (int i = 0; i < half; i++) {
+                double ramp = Math.min(1.0, Math.max(0.0, (i - low) / (high - low)));
+                f[i] = f[i] / y.factor() * ramp + f[i] * (1 - ramp);
+            }
+        }
+        float[] out = new float[half];
+        for (int i = 0; i < half; i++) out[i] = (float) f[i];
+        return out;
+    }
+
+    /** YaRN's [low, high]: low = max(floor(corr(βf)), 0), high = min(ceil(corr(βs)), d_r − 1). */
+    public static double[] correctionRange(MlaConfig c) {
+        RopeScaling y = c.ropeScaling();
+        double low = Math.max(Math.floor(correctionDim(c, y.betaFast())), 0);
+        double high = Math.min(Math.ceil(correctionDim(c, y.betaSlow())), c.qkRopeHeadDim() - 1);
+        return new double[] {low, high};
+    }
+
+    /** corr(n) = d_r·ln(L0 / (2πn)) / (2·ln θ). */
+    static double correctionDim(MlaConfig c, double rotations) {
+        return c.qkRopeHeadDim() * Math.log(c.ropeScaling().originalMaxPositionEmbeddings() / (rotations * 2 * Math.PI))
+                / (2 * Math.log(c.ropeTheta()));
+    }
+
+    /** HF's multiplier of cos and sin: 1 without YaRN. */
+    public static float cosSinScale(MlaConfig c) {
+        return c.ropeScaling() == null ? 1f : (float) c.ropeScaling().cosSinScale();
+    }
+}

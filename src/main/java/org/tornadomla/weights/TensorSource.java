@@ -1,0 +1,46 @@
+package org.tornadomla.weights;
+
+import org.tornadomla.MlaException;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+
+/** Named tensors read from safetensors: one file, or a sharded checkpoint with an index. */
+public interface TensorSource extends AutoCloseable {
+
+    Set<String> names();
+
+    /** The tensor's description, or null when there is no such tensor. */
+    TensorInfo info(String name);
+
+    /** The tensor as f32 (F32, BF16, F16 and F64 convert; other dtypes are an error naming the tensor). */
+    float[] readFloats(String name);
+
+    /** The tensor, which must exist and have exactly this shape, as f32. */
+    default float[] readFloats(String name, long... shape) {
+        TensorInfo info = info(name);
+        if (info == null) throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(shape) + ")");
+        info.requireShape(shape);
+        return readFloats(name);
+    }
+
+    @Override
+    void close();
+
+    /**
+     * Opens a single {@code .safetensors} file, a {@code model.safetensors.index.json}, or a directory
+     * holding either.
+     */
+    static TensorSource open(Path path) {
+        if (Files.isDirectory(path)) {
+            Path index = path.resolve("model.safetensors.index.json");
+            if (Files.exists(index)) return ShardedSafeTensors.open(index);
+            Path single = path.resolve("model.safetensors");
+            if (Files.exists(single)) return SafeTensorsFile.open(single);
+            throw new MlaException(path + ": directory has neither model.safetensors.index.json nor model.safetensors");
+        }
+        if (path.getFileName().toString().endsWith(".index.json")) return ShardedSafeTensors.open(path);
+        return SafeTensorsFile.open(path);
+    }
+}

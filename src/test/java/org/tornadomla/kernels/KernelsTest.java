@@ -1,0 +1,269 @@
+package org.tornadomla.kernels;
+
+import org.junit.jupiter.api.Test;
+import org.tornadomla.TestData;
+import org.tornadomla.cache.Bf16Bits;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.tornadomla.TestData.assertClose;
+import static org.tornadomla.TestData.gaussian;
+
+/**
+ * Each kernel against a straightforward double-precision loop written here. Shapes are small and odd so
+ * that index mistakes show: batch 2 with different start positions, 2 tokens per sequence, capacity 7.
+ */
+class KernelsTest {
+    static final double TOL = 1e-5;
+    static final int B = 2, T = 2, CAP = 7, H = 3, DN = 4, DR = 4, DV = 5, DC = 6, W = DC + DR;
+    static final int[] SEQ_START = {3, 0};            // sequence 0 appends at 3, 4; sequence 1 at 0, 1
+    static final float[] POW2 = Bf16.POW2;
+
+    static int len(int r) {
+        return SEQ_START[r / T] + r % T + 1;
+    }
+
+    /** A filled f32 cache [B, CAP, DC+DR] (every slot valid data, as after the append). */
+    static float[] cache() {
+        return gaussian(100, B * CAP * W);
+    }
+
+    @Test
+    void rmsNormReadsStridedRows() {
+        int rows = 3, dim = 5, stride = 7;
+        float[] x = gaussian(1, rows * stride), g = gaussian(2, dim), out = new float[rows * dim];
+        Norms.rmsNorm(x, stride, g, out, rows, dim, 1e-6f);
+        double[] e = new double[rows * dim];
+        for (int r = 0; r < rows; r++) {
+            double ss = 0;
+            for (int i = 0; i < dim; i++) ss += (double) x[r * stride + i] * x[r * stride + i];
+            for (int i = 0; i < dim; i++) e[r * dim + i] = g[i] * x[r * stride + i] / Math.sqrt(ss / dim + 1e-6);
+        }
+        assertClose(e, out, TOL, "rmsNorm");
+    }
+
+    @Test
+    void projections() {
+        int rows = 3, in = 9, out = 5;
+        float[] x = gaussian(3, rows * in), w = gaussian(4, out * in), y = new float[rows * out], yv = new float[out];
+        Projections.matMul(x, w, y, rows, in, out);
+        Projections.matVec(x, w, yv, in, out);
+        double[] e = new double[rows * out];
+        for (int r = 0; r < rows; r++) {
+            for (int o = 0; o < out; o++) {
+                for (int i = 0; i < in; i++) e[r * out + o] += (double) w[o * in + i] * x[r * in + i];
+            }
+        }
+        assertClose(e, y, TOL, "matMul");
+        assertClose(java.util.Arrays.copyOf(e, out), yv, TOL, "matVec");
+    }
+
+    @Test
+    void ropeRotatesInterleavedPairsAtEachRowsPosition() {
+        int stride = H * (DN + DR);
+        float[] x = gaussian(5, B * T * stride), x0 = x.clone();
+        float[] f = {1f, 0.1f};
+        Rope.rotate(x, stride, H, DN + DR, DN, DR, SEQ_START, T, B * T, f, 1.5f);
+        double[] e = new double[x.length];
+        for (int i = 0; i < x.length; i++) e[i] = x0[i];
+        for (int r = 0; r < B * T; r++) {
+            int pos = SEQ_START[r / T] + r % T;
+            for (int h = 0; h < H; h++) {
+                for (int i = 0; i < DR / 2; i++) {
+                    int k = r * stride + h * (DN + DR) + DN + 2 * i;
+                    double a = pos * (double) f[i], re = x0[k], im = x0[k + 1];
+                    e[k] = 1.5 * (re * Math.cos(a) - im * Math.sin(a));
+                    e[k + 1] = 1.5 * (re * Math.sin(a) + im * Math.cos(a));
+                }
+            }
+        }
+        assertClose(e, x, TOL, "rope (nope part untouched, rope part rotated)");
+    }
+
+    @Test
+    void absorbQueryAndUnabsorbValue() {
+        int rows = B * T;
+        float[] q = gaussian(6, rows * H * (DN + DR)), wkvB = gaussian(7, H * (DN + DV) * DC);
+        float[] qLat = new float[rows * H * DC];
+        Absorb.absorbQuery(q, wkvB, qLat, rows, H, DN, DR, DV, DC);
+        double[] e = new double[qLat.length];
+        for (int r = 0; r < rows; r++)
+            for (int h = 0; h < H; h++)
+                for (int c = 0; c < DC; c++)
+                    for (int d = 0; d < DN; d++)
+                        e[(r * H + h) * DC + c] += (double) wkvB[(h * (DN + DV) + d) * DC + c] * q[(r * H + h) * (DN + DR) + d];
+        assertClose(e, qLat, TOL, "absorbQuery");
+
+        float[] oLat = gaussian(8, rows * H * DC), o = new float[rows * H * DV];
+        Absorb.unabsorbValue(oLat, wkvB, o, rows, H, DN, DV, DC);
+        double[] eo = new double[o.length];
+        for (int r = 0; r < rows; r++)
+            for (int h = 0; h < H; h++)
+                for (int v = 0; v < DV; v++)
+                    for (int c = 0; c < DC; c++)
+                        eo[(r * H + h) * DV + v] += (double) wkvB[(h * (DN + DV) + DN + v) * DC + c] * oLat[(r * H + h) * DC + c];
+        assertClose(eo, o, TOL, "unabsorbValue");
+    }
+
+    @Test
+    void appendWritesOnlyTheNewRowsInBothDtypes() {
+        float[] ckv = gaussian(9, B * T * DC), kvA = gaussian(10, B * T * W);
+        float[] f32 = new float[B * CAP * W];
+        short[] bf16 = new short[B * CAP * W];
+        CacheOps.append(ckv, kvA, f32, new short[1], CacheOps.F32, POW2, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, new float[1], bf16, CacheOps.BF16, POW2, SEQ_START, B, T, CAP, DC, DR);
+        for (int b = 0; b < B; b++) {
+            for (int j = 0; j < CAP; j++) {
+                int t = j - SEQ_START[b];
+                for (int i = 0; i < W; i++) {
+                    int idx = (b * CAP + j) * W + i;
+                    float e = t < 0 || t >= T ? 0f : i < DC ? ckv[(b * T + t) * DC + i] : kvA[(b * T + t) * W + i];
+                    assertEquals(e, f32[idx], 0f, "f32 cache at b=" + b + " j=" + j + " i=" + i);
+                    assertEquals(Bf16Bits.encode(e), bf16[idx], "bf16 cache at b=" + b + " j=" + j + " i=" + i);
+                    assertEquals(Bf16Bits.decode(bf16[idx]), CacheOps.load(new float[1], bf16, CacheOps.BF16, POW2, idx), 0f);
+                }
+            }
+        }
+    }
+
+    /** scores[r, h, j] in double, for both paths' definitions (naive with decompressed K, absorbed with q_lat). */
+    @Test
+    void naivePathKernels() {
+        float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
+        float[] kvFull = new float[B * CAP * H * (DN + DV)];
+        LatentAttention.decompress(cache, new short[1], CacheOps.F32, POW2, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        int wd = H * (DN + DV);
+        for (int b = 0; b < B; b++) {
+            for (int j = 0; j < CAP; j++) {
+                for (int o = 0; o < wd; o++) {
+                    double e = 0;
+                    if (j < SEQ_START[b] + T) for (int c = 0; c < DC; c++) e += (double) wkvB[o * DC + c] * cache[(b * CAP + j) * W + c];
+                    assertEquals(e, kvFull[(b * CAP + j) * wd + o], TOL * Math.max(1, Math.abs(e)), "decompress b=" + b + " j=" + j);
+                }
+            }
+        }
+        float scale = 0.3f;
+        float[] scores = new float[B * T * H * CAP];
+        LatentAttention.naiveScores(q, kvFull, cache, new short[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        double[] p = new double[scores.length];
+        for (int r = 0; r < B * T; r++) {
+            int b = r / T;
+            for (int h = 0; h < H; h++) {
+                for (int j = 0; j < len(r); j++) {
+                    double s = 0;
+                    for (int d = 0; d < DN; d++) s += (double) q[(r * H + h) * (DN + DR) + d] * kvFull[(b * CAP + j) * wd + h * (DN + DV) + d];
+                    for (int d = 0; d < DR; d++) s += (double) q[(r * H + h) * (DN + DR) + DN + d] * cache[(b * CAP + j) * W + DC + d];
+                    p[(r * H + h) * CAP + j] = s * scale;
+                    assertEquals(s * scale, scores[(r * H + h) * CAP + j], TOL, "naive score r=" + r + " h=" + h + " j=" + j);
+                }
+            }
+        }
+        softmaxInDouble(p);
+        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
+        for (int r = 0; r < B * T; r++)
+            for (int h = 0; h < H; h++)
+                for (int j = 0; j < len(r); j++)
+                    assertEquals(p[(r * H + h) * CAP + j], scores[(r * H + h) * CAP + j], TOL, "softmax");
+        float[] o = new float[B * T * H * DV];
+        LatentAttention.naiveValues(scores, kvFull, o, SEQ_START, B, T, CAP, H, DN, DV);
+        double[] eo = new double[o.length];
+        for (int r = 0; r < B * T; r++)
+            for (int h = 0; h < H; h++)
+                for (int v = 0; v < DV; v++)
+                    for (int j = 0; j < len(r); j++)
+                        eo[(r * H + h) * DV + v] += p[(r * H + h) * CAP + j] * kvFull[((r / T) * CAP + j) * wd + h * (DN + DV) + DN + v];
+        assertClose(eo, o, TOL, "naiveValues");
+    }
+
+    private static void softmaxInDouble(double[] s) {
+        for (int r = 0; r < B * T; r++) {
+            for (int h = 0; h < H; h++) {
+                int base = (r * H + h) * CAP;
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int j = 0; j < len(r); j++) max = Math.max(max, s[base + j]);
+                for (int j = 0; j < len(r); j++) sum += Math.exp(s[base + j] - max);
+                for (int j = 0; j < len(r); j++) s[base + j] = Math.exp(s[base + j] - max) / sum;
+            }
+        }
+    }
+
+    /** Expected o_lat = Σ_j softmax(scale·(q_lat·c_kv + q_pe·k_pe))_j·c_kv[j], in double. */
+    private static double[] absorbedInDouble(float[] qLat, float[] q, float[] cache, float scale) {
+        double[] p = new double[B * T * H * CAP];
+        for (int r = 0; r < B * T; r++)
+            for (int h = 0; h < H; h++)
+                for (int j = 0; j < len(r); j++) {
+                    double s = 0;
+                    int row = ((r / T) * CAP + j) * W;
+                    for (int c = 0; c < DC; c++) s += (double) qLat[(r * H + h) * DC + c] * cache[row + c];
+                    for (int d = 0; d < DR; d++) s += (double) q[(r * H + h) * (DN + DR) + DN + d] * cache[row + DC + d];
+                    p[(r * H + h) * CAP + j] = s * scale;
+                }
+        softmaxInDouble(p);
+        double[] o = new double[B * T * H * DC];
+        for (int r = 0; r < B * T; r++)
+            for (int h = 0; h < H; h++)
+                for (int c = 0; c < DC; c++)
+                    for (int j = 0; j < len(r); j++)
+                        o[(r * H + h) * DC + c] += p[(r * H + h) * CAP + j] * cache[((r / T) * CAP + j) * W + c];
+        return o;
+    }
+
+    @Test
+    void absorbedPathKernels() {
+        float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
+        float scale = 0.4f;
+        float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
+        LatentAttention.absorbedScores(qLat, q, cache, new short[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
+        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
+        LatentAttention.absorbedValues(scores, cache, new short[1], CacheOps.F32, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
+    }
+
+    @Test
+    void onlineSoftmaxTilesAndSplitCombineForAnyTilingIncludingEmptySplits() {
+        float[] cache = cache(), qLat = gaussian(15, B * T * H * DC), q = gaussian(16, B * T * H * (DN + DR));
+        float scale = 0.5f;
+        double[] expected = absorbedInDouble(qLat, q, cache, scale);
+        int[][] tilings = {{1, 1}, {2, 1}, {3, 2}, {64, 1}, {2, 5}, {1, 9}};   // {tileSize, numSplits}; 9 splits > len: empty splits
+        for (int[] ts : tilings) {
+            int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
+            float[] sTile = new float[parts * bc], oPart = new float[parts * DC], lse = new float[parts], oLat = new float[B * T * H * DC];
+            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], CacheOps.F32, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.combine(oPart, lse, oLat, B * T, H, splits, DC);
+            assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
+        }
+    }
+
+    @Test
+    void combineOfOnlyEmptySplitsIsZeroNotNaN() {
+        float[] oPart = new float[3 * DC], lse = {LatentAttention.NEG_INF, LatentAttention.NEG_INF, LatentAttention.NEG_INF};
+        float[] o = new float[DC];
+        OnlineSoftmax.combine(oPart, lse, o, 1, 1, 3, DC);
+        for (float v : o) {
+            assertFalse(Float.isNaN(v));
+            assertEquals(0f, v);
+        }
+    }
+
+    @Test
+    void bf16CacheReadsAreTheDecodedValues() {
+        float[] f32 = cache();
+        short[] bf16 = new short[f32.length];
+        float[] rounded = new float[f32.length];
+        for (int i = 0; i < f32.length; i++) {
+            bf16[i] = Bf16Bits.encode(f32[i]);
+            rounded[i] = Bf16Bits.decode(bf16[i]);
+        }
+        float[] qLat = gaussian(17, B * T * H * DC), q = gaussian(18, B * T * H * (DN + DR));
+        float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
+        LatentAttention.absorbedScores(qLat, q, new float[1], bf16, CacheOps.BF16, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
+        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
+        LatentAttention.absorbedValues(scores, new float[1], bf16, CacheOps.BF16, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        assertClose(absorbedInDouble(qLat, q, rounded, 0.4f), oLat, TOL, "absorbed over a bf16 cache");
+        float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], lse = new float[B * T * H * 2], oT = new float[oLat.length];
+        OnlineSoftmax.splitTiles(qLat, q, new float[1], bf16, CacheOps.BF16, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
+        OnlineSoftmax.combine(oPart, lse, oT, B * T, H, 2, DC);
+        assertClose(absorbedInDouble(qLat, q, rounded, 0.4f), oT, TOL, "tiled over a bf16 cache");
+    }
+}
