@@ -1,0 +1,180 @@
+package org.tornadomla.cli;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.ReferenceMla;
+import org.tornadomla.TestData;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsFile;
+import org.tornadomla.weights.SafeTensorsWriter;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CliTest {
+    @TempDir
+    Path dir;
+    MlaConfig cfg = TestData.yarn();
+    MlaWeights w;
+    Path config, weights, out;
+    static final int B = 2, T = 5, K = 2;
+
+    record Run(int code, String out, String err) {
+    }
+
+    static Run mla(String... args) {
+        StringWriter o = new StringWriter(), e = new StringWriter();
+        int code = MlaCommand.commandLine(new PrintWriter(o, true), new PrintWriter(e, true)).execute(args);
+        return new Run(code, o.toString(), e.toString());
+    }
+
+    @BeforeEach
+    void files() throws IOException {
+        config = dir.resolve("config.json");
+        Files.writeString(config, cfg.toJson());
+        w = MlaWeights.random(cfg, 21);
+        weights = dir.resolve("model.safetensors");
+        w.addTo(new SafeTensorsWriter(), 0, DType.BF16).write(weights);
+        w = MlaWeights.load(weights, cfg, 0);               // what the CLI sees: bf16-rounded weights
+        out = dir.resolve("out.safetensors");
+    }
+
+    /** Sequence b's T + K inputs, token-major. */
+    private float[] tokens(int b) {
+        return TestData.gaussian(30 + b, (T + K) * cfg.hiddenSize());
+    }
+
+    private Path input(DType dtype) {
+        int d = cfg.hiddenSize();
+        float[] prefill = new float[B * T * d];
+        float[][] dec = new float[K][B * d];
+        for (int b = 0; b < B; b++) {
+            float[] x = tokens(b);
+            System.arraycopy(x, 0, prefill, b * T * d, T * d);
+            for (int k = 0; k < K; k++) System.arraycopy(x, (T + k) * d, dec[k], b * d, d);
+        }
+        SafeTensorsWriter wr = new SafeTensorsWriter().add("prefill_input", dtype, new long[] {B, T, d}, prefill)
+                .add("unrelated", new long[] {1}, new float[] {7});
+        for (int k = 0; k < K; k++) wr.add("decode_input_" + k, dtype, new long[] {B, 1, d}, dec[k]);
+        Path p = dir.resolve("in-" + dtype + ".safetensors");
+        wr.write(p);
+        return p;
+    }
+
+    private String[] runLayer(Path in, String... extra) {
+        String[] base = {"run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString(), "--output", out.toString()};
+        String[] all = Arrays.copyOf(base, base.length + extra.length);
+        System.arraycopy(extra, 0, all, base.length, extra.length);
+        return all;
+    }
+
+    @Test
+    void runLayerMatchesTheReferenceForEveryPathAndCacheDtype() {
+        Path in = input(DType.F32);
+        int d = cfg.hiddenSize(), dc = cfg.kvLoraRank(), dr = cfg.qkRopeHeadDim();
+        for (String path : new String[] {"naive", "absorbed", "tiled"}) {
+            for (String dtype : new String[] {"f32", "bf16"}) {
+                Run r = mla(runLayer(in, "--path", path, "--cache-dtype", dtype, "--tile", "2", "--splits", "3"));
+                assertEquals(0, r.code, r.err);
+                double tol = dtype.equals("f32") ? 1e-4 : 2e-3;
+                try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+                    assertEquals(java.util.Set.of("prefill_output", "decode_output_0", "decode_output_1", "kv_cache", "pe_cache"), o.names());
+                    float[] pre = o.readFloats("prefill_output", B, T, d);
+                    float[] kv = o.readFloats("kv_cache", B, T + K, dc), pe = o.readFloats("pe_cache", B, T + K, dr);
+                    for (int b = 0; b < B; b++) {
+                        ReferenceMla.Result ref = ReferenceMla.prefill(w, tokens(b), T + K, dtype.equals("bf16"));
+                        String what = path + "/" + dtype + " sequence " + b;
+                        TestData.assertClose(Arrays.copyOf(ref.y(), T * d), Arrays.copyOfRange(pre, b * T * d, (b + 1) * T * d), tol, what + " prefill");
+                        for (int k = 0; k < K; k++) {
+                            float[] dk = o.readFloats("decode_output_" + k, B, 1, d);
+                            TestData.assertClose(Arrays.copyOfRange(ref.y(), (T + k) * d, (T + k + 1) * d), Arrays.copyOfRange(dk, b * d, (b + 1) * d), tol, what + " decode " + k);
+                        }
+                        TestData.assertClose(ref.ckv(), Arrays.copyOfRange(kv, b * (T + K) * dc, (b + 1) * (T + K) * dc), 1e-4, what + " kv_cache");
+                        TestData.assertClose(ref.kpe(), Arrays.copyOfRange(pe, b * (T + K) * dr, (b + 1) * (T + K) * dr), 1e-4, what + " pe_cache");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void bf16InputsAreAccepted() {
+        Run r = mla(runLayer(input(DType.BF16), "--path", "tiled"));
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.out.contains("B=2, prefill T=5, 2 decode steps"), r.out);
+    }
+
+    /** Bad input: exit code 2, one line naming what was expected and found, and no output file. */
+    private void rejects(String expectedInMessage, String... args) {
+        Run r = mla(args);
+        assertEquals(2, r.code, r.out + r.err);
+        assertEquals(1, r.err.strip().lines().count(), r.err);
+        assertTrue(r.err.contains(expectedInMessage), r.err);
+        assertFalse(Files.exists(out), "no output file after an error");
+    }
+
+    @Test
+    void missingTensorWrongShapeWrongDtypeAndMismatchAreExitCode2WithoutOutput() throws IOException {
+        int d = cfg.hiddenSize();
+        Path noPrefill = dir.resolve("np.safetensors");
+        new SafeTensorsWriter().add("decode_input_0", new long[] {1, 1, d}, new float[d]).write(noPrefill);
+        rejects("has no tensor 'prefill_input' (expected shape [B, T, " + d + "])", runLayer(noPrefill));
+
+        Path wide = dir.resolve("wide.safetensors");
+        new SafeTensorsWriter().add("prefill_input", new long[] {1, 3, d + 1}, new float[3 * (d + 1)]).write(wide);
+        rejects("tensor 'prefill_input': expected shape [B, T, " + d + "], found [1, 3, " + (d + 1) + "]", runLayer(wide));
+
+        Path badDecode = dir.resolve("bd.safetensors");
+        new SafeTensorsWriter().add("prefill_input", new long[] {2, 3, d}, new float[6 * d])
+                .add("decode_input_0", new long[] {2, 2, d}, new float[4 * d]).write(badDecode);
+        rejects("tensor 'decode_input_0': expected shape [2, 1, " + d + "], found [2, 2, " + d + "]", runLayer(badDecode));
+
+        String json = "{\"prefill_input\":{\"dtype\":\"I32\",\"shape\":[1,1," + d + "],\"data_offsets\":[0," + 4 * d + "]}}";
+        byte[] h = json.getBytes(StandardCharsets.UTF_8);
+        Path ints = dir.resolve("ints.safetensors");
+        Files.write(ints, ByteBuffer.allocate(8 + h.length + 4 * d).order(ByteOrder.LITTLE_ENDIAN).putLong(h.length).put(h).array());
+        rejects("tensor 'prefill_input': expected dtype F32, BF16 or F16, found I32", runLayer(ints));
+
+        Path otherConfig = dir.resolve("other.json");
+        Files.writeString(otherConfig, cfg.toJson().replace("\"kv_lora_rank\": 16", "\"kv_lora_rank\": 32"));
+        Path in = input(DType.F32);
+        String[] args = runLayer(in);
+        args[2] = otherConfig.toString();
+        rejects("tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [40, 40], found [24, 40]", args);
+
+        rejects("missing tensor 'model.layers.4.self_attn.q_a_proj.weight'", runLayer(in, "--layer", "4"));
+        rejects("unknown attention path 'flash'", runLayer(in, "--path", "flash"));
+        rejects("unknown cache dtype 'fp4'", runLayer(in, "--cache-dtype", "fp4"));
+        rejects("Missing required option: '--output=<output>'", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString());
+        rejects("config file not found", runLayer(in)[0], "--config", dir.resolve("nope.json").toString(), "--weights", weights.toString(), "--input", in.toString(), "--output", out.toString());
+
+        Path corrupt = dir.resolve("corrupt.safetensors");
+        Files.write(corrupt, Arrays.copyOf(Files.readAllBytes(in), 100));
+        rejects("corrupt safetensors", runLayer(corrupt));
+    }
+
+    @Test
+    void demoRunsAllPathsAndReportsTheirAgreement() {
+        Run r = mla("demo", "--preset", "deepseek-v2-lite", "--hidden", "128", "--prefill", "6", "--steps", "2");
+        assertEquals(0, r.code, r.err);
+        for (String p : new String[] {"naive", "absorbed", "tiled"}) assertTrue(r.out.contains(p), r.out);
+        String[] tiled = r.out.lines().filter(l -> l.startsWith("tiled")).findFirst().orElseThrow().trim().split("\\s+");
+        assertTrue(Double.parseDouble(tiled[tiled.length - 1]) < 1e-5, r.out);
+        assertTrue(r.out.contains("MLA (c_kv + k_pe: 512 + 64)") && r.out.contains("5,120 numbers"), r.out);
+        assertEquals(2, mla("demo", "--prefill", "0").code);
+    }
+}

@@ -1,0 +1,62 @@
+package org.tornadomla.weights;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.config.MlaConfig;
+
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MlaWeightsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void savesAndLoadsALayerByHuggingFaceNames() {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 1);
+        Path f = dir.resolve("w.safetensors");
+        w.addTo(new SafeTensorsWriter(), 3, DType.F32).write(f);
+        try (SafeTensorsFile st = SafeTensorsFile.open(f)) {
+            assertArrayEquals(new long[] {c.numHeads() * 28L, c.kvLoraRank()}, st.info("model.layers.3.self_attn.kv_b_proj.weight").shape());
+            assertArrayEquals(new long[] {40, 64}, st.info("model.layers.3.self_attn.kv_a_proj_with_mqa.weight").shape());
+        }
+        MlaWeights back = MlaWeights.load(f, c, 3);
+        assertArrayEquals(w.wkvB, back.wkvB);
+        assertArrayEquals(w.wqA, back.wqA);
+        assertArrayEquals(w.wo, back.wo);
+        assertNull(back.wq);
+        assertEquals("missing tensor 'model.layers.0.self_attn.q_a_proj.weight' (expected shape [32, 64])",
+                assertThrows(MlaException.class, () -> MlaWeights.load(f, c, 0)).getMessage());
+    }
+
+    @Test
+    void configAndWeightsMismatchNamesTheTensorAndBothShapes() {
+        MlaConfig c = TestData.small();
+        Path f = dir.resolve("w.safetensors");
+        MlaWeights.random(c, 2).addTo(new SafeTensorsWriter(), 0, DType.BF16).write(f);
+        MlaConfig wider = new MlaConfig(64, 4, 32, 48, 16, 8, 12, 10000, 1e-6, 4096, 1, null);
+        assertEquals("tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [56, 64], found [40, 64]",
+                assertThrows(MlaException.class, () -> MlaWeights.load(f, wider, 0)).getMessage());
+        MlaConfig plain = new MlaConfig(64, 4, 0, 32, 16, 8, 12, 10000, 1e-6, 4096, 1, null);
+        String m = assertThrows(MlaException.class, () -> MlaWeights.load(f, plain, 0)).getMessage();
+        assertTrue(m.contains("missing tensor 'model.layers.0.self_attn.q_proj.weight'") && m.contains("does the config lack q_lora_rank?"), m);
+        MlaWeights back = MlaWeights.load(f, c, 0);        // bf16 on disk loads as f32
+        assertEquals(c.kvLoraRank(), back.kvANorm.length);
+    }
+
+    @Test
+    void constructorChecksEveryArray() {
+        MlaConfig c = TestData.noQLora();
+        MlaWeights w = MlaWeights.random(c, 3);
+        assertEquals("weight kv_b_proj.weight: expected shape [72, 24] (1728 numbers), found 5 numbers",
+                assertThrows(MlaException.class, () -> new MlaWeights(c, null, null, null, w.wq, w.wkvA, w.kvANorm, new float[5], w.wo)).getMessage());
+    }
+}

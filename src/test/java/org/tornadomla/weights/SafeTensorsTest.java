@@ -1,0 +1,162 @@
+package org.tornadomla.weights;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.cache.Bf16Bits;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SafeTensorsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void roundTripsF32Bf16AndF16() {
+        float[] a = TestData.gaussian(1, 6), b = TestData.gaussian(2, 12), h = TestData.gaussian(3, 5);
+        Path f = dir.resolve("t.safetensors");
+        new SafeTensorsWriter().metadata("format", "pt")
+                .add("a", new long[] {2, 3}, a).add("b", DType.BF16, new long[] {3, 4}, b).add("h", DType.F16, new long[] {5}, h).write(f);
+        try (SafeTensorsFile st = SafeTensorsFile.open(f)) {
+            assertEquals("pt", st.metadata().get("format"));
+            assertEquals(java.util.Set.of("a", "b", "h"), st.names());
+            assertArrayEquals(new long[] {3, 4}, st.info("b").shape());
+            assertEquals(DType.BF16, st.info("b").dtype());
+            assertArrayEquals(a, st.readFloats("a"));
+            float[] rb = st.readFloats("b");
+            for (int i = 0; i < b.length; i++) assertEquals(Bf16Bits.decode(Bf16Bits.encode(b[i])), rb[i], 0f);
+            float[] rh = st.readFloats("h");
+            for (int i = 0; i < h.length; i++) assertEquals(Float.float16ToFloat(Float.floatToFloat16(h[i])), rh[i], 0f);
+            assertNull(st.info("missing"));
+        }
+        // data starts 8-byte aligned, as the format recommends
+        assertEquals(0, header(f).length() % 8);
+    }
+
+    /** Reads the header length and JSON of a file written here. */
+    private static String header(Path f) {
+        try {
+            byte[] all = Files.readAllBytes(f);
+            long n = ByteBuffer.wrap(all, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+            return new String(all, 8, (int) n, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    /** Writes a file with a hand-made header and {@code dataBytes} bytes of data. */
+    private Path raw(String name, String json, int dataBytes) throws IOException {
+        byte[] h = json.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer buf = ByteBuffer.allocate(8 + h.length + dataBytes).order(ByteOrder.LITTLE_ENDIAN);
+        buf.putLong(h.length).put(h);
+        Path f = dir.resolve(name);
+        Files.write(f, buf.array());
+        return f;
+    }
+
+    private static String openError(Path f) {
+        return assertThrows(MlaException.class, () -> SafeTensorsFile.open(f).close()).getMessage();
+    }
+
+    @Test
+    void rejectsTruncatedData() throws IOException {
+        Path f = dir.resolve("full.safetensors");
+        new SafeTensorsWriter().add("w", new long[] {4, 4}, new float[16]).write(f);
+        byte[] all = Files.readAllBytes(f);
+        Path cut = dir.resolve("cut.safetensors");
+        Files.write(cut, Arrays.copyOf(all, all.length - 4));
+        String m = openError(cut);
+        assertTrue(m.contains("tensor 'w'") && m.contains("out of range") && m.contains("holds 60 bytes"), m);
+    }
+
+    @Test
+    void rejectsHeaderLengthPastTheEnd() throws IOException {
+        Path f = dir.resolve("h.safetensors");
+        ByteBuffer buf = ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN).putLong(1_000_000L);
+        Files.write(f, buf.array());
+        String m = openError(f);
+        assertTrue(m.contains("header length 1000000 runs past the end of the file (file size 20 bytes"), m);
+        Path neg = dir.resolve("neg.safetensors");
+        Files.write(neg, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(-1L).array());
+        assertTrue(openError(neg).contains("header length 18446744073709551615 runs past the end"));
+        Path tiny = dir.resolve("tiny.safetensors");
+        Files.write(tiny, new byte[] {1, 2, 3});
+        assertTrue(openError(tiny).contains("3 bytes, expected at least 8"));
+    }
+
+    @Test
+    void rejectsOverlappingAndOutOfRangeOffsetsAndWrongSizes() throws IOException {
+        String overlap = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}";
+        String m = openError(raw("o.safetensors", overlap, 12));
+        assertTrue(m.contains("'a' [0, 8) and 'b' [4, 12) overlap"), m);
+        String range = "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}";
+        m = openError(raw("r.safetensors", range, 16));
+        assertTrue(m.contains("data_offsets [8, 24] out of range: the data section holds 16 bytes"), m);
+        String reversed = "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}";
+        assertTrue(openError(raw("rev.safetensors", reversed, 16)).contains("out of range"));
+        String size = "{\"a\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[0,8]}}";
+        m = openError(raw("s.safetensors", size, 8));
+        assertTrue(m.contains("hold 8 bytes, expected 6 for BF16 [3]"), m);
+        assertTrue(openError(raw("d.safetensors", "{\"a\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1)).contains("unknown dtype 'Q4'"));
+        assertTrue(openError(raw("j.safetensors", "{\"a\": [", 0)).contains("not valid JSON"));
+        assertTrue(openError(raw("n.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0)).contains("non-negative integers"));
+    }
+
+    @Test
+    void nonFloatTensorsAreListedButNotReadAsFloats() throws IOException {
+        Path f = raw("i.safetensors", "{\"ids\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16);
+        try (SafeTensorsFile st = SafeTensorsFile.open(f)) {
+            assertEquals(DType.I64, st.info("ids").dtype());
+            assertTrue(assertThrows(MlaException.class, () -> st.readFloats("ids")).getMessage().contains("dtype I64 cannot be read as floats"));
+        }
+    }
+
+    @Test
+    void readsShardedCheckpointsThroughTheIndex() throws IOException {
+        float[] a = TestData.gaussian(4, 4), b = TestData.gaussian(5, 3);
+        new SafeTensorsWriter().add("x.a", new long[] {2, 2}, a).write(dir.resolve("model-00001-of-00002.safetensors"));
+        new SafeTensorsWriter().add("x.b", new long[] {3}, b).write(dir.resolve("model-00002-of-00002.safetensors"));
+        Files.writeString(dir.resolve("model.safetensors.index.json"),
+                "{\"metadata\":{\"total_size\":28},\"weight_map\":{\"x.a\":\"model-00001-of-00002.safetensors\",\"x.b\":\"model-00002-of-00002.safetensors\"}}");
+        try (TensorSource src = TensorSource.open(dir)) {
+            assertArrayEquals(a, src.readFloats("x.a", 2, 2));
+            assertArrayEquals(b, src.readFloats("x.b"));
+            assertEquals("tensor 'x.b': expected shape [4], found [3]",
+                    assertThrows(MlaException.class, () -> src.readFloats("x.b", 4)).getMessage());
+            assertEquals("missing tensor 'x.c' (expected shape [1])", assertThrows(MlaException.class, () -> src.readFloats("x.c", 1)).getMessage());
+        }
+        Files.writeString(dir.resolve("bad.index.json"), "{\"weight_map\":{\"x.a\":\"nope.safetensors\"}}");
+        assertTrue(assertThrows(MlaException.class, () -> TensorSource.open(dir.resolve("bad.index.json"))).getMessage()
+                .contains("shard 'nope.safetensors' listed in weight_map does not exist"));
+    }
+
+    @Test
+    void aFailedWriteLeavesNoFile() {
+        Path target = dir.resolve("out.safetensors");
+        SafeTensorsWriter w = new SafeTensorsWriter().add("a", new long[] {1}, new float[1]);
+        assertThrows(MlaException.class, () -> w.add("b", new long[] {2}, new float[3]));
+        w.write(target);
+        assertTrue(Files.exists(target));
+        Path blocked = dir.resolve("file-not-dir").resolve("x.safetensors");
+        try {
+            Files.writeString(dir.resolve("file-not-dir"), "x");
+        } catch (IOException e) {
+            throw new RuntimeException(e);
+        }
+        assertThrows(MlaException.class, () -> w.write(blocked));
+        assertEquals(2, dir.toFile().list().length, Arrays.toString(dir.toFile().list()));
+    }
+}
