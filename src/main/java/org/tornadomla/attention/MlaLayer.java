@@ -94,12 +94,12 @@ public final class MlaLayer {
         } else {
             project(x, w.wq, s.q, rows, d, h * qk);
         }
-        Rope.rotate(s.q, h * qk, h, qk, dn, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
+        Rope.rotatePairs(s.q, h * qk, h, qk, dn, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
 
         // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
         project(x, w.wkvA, s.kvA, rows, d, dc + dr);
         Norms.rmsNorm(s.kvA, dc + dr, w.kvANorm, s.ckv, rows, dc, (float) c.rmsNormEps());
-        Rope.rotate(s.kvA, dc + dr, 1, 0, dc, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
+        Rope.rotatePairs(s.kvA, dc + dr, 1, 0, dc, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
 
         // 3. cache: c_kv and k_pe only
         float[] kv32 = cache.f32();

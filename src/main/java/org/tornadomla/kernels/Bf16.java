@@ -56,9 +56,12 @@ public final class Bf16 {
                     hi = mid - 1;
                 }
             }
-            float mantissa = a * pow2[277 - lo];           // in [1, 2), exact
-            // a carry out of the mantissa (rounding up to 128) moves to the next exponent, or to +inf at e = 254
-            magnitude = (lo << 7) + roundHalfEven((mantissa - 1f) * 128f);
+            // a·2^(134−lo) = the mantissa with its leading 1, scaled to [128, 256); done as a product of table
+            // entries that never overflows, with no float subtraction for fast-math to reassociate (OpenCL's
+            // -cl-unsafe-math-optimizations turned (a·2^(127−lo) − 1)·128 into garbage for lo >= 248)
+            float scaled = lo >= 7 ? a * pow2[284 - lo] : a * pow2[277] * pow2[157 - lo];
+            // a carry out of the mantissa (rounding up to 256) moves to the next exponent, or to +inf at e = 254
+            magnitude = (lo << 7) + roundHalfEven(scaled) - 128;
         }
         return (short) (sign | magnitude);
     }

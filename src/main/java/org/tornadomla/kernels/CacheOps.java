@@ -35,6 +35,11 @@ public final class CacheOps {
                 int dst = (b * capacity + seqStart[b] + t) * (dc + dr);
                 for (int i = 0; i < dc + dr; i++) {
                     float v = i < dc ? ckv[row * dc + i] : kvA[row * (dc + dr) + i];
+                    if (seqStart[b] < 0) {
+                        // never taken: TornadoVM does not copy in an array a kernel only writes (DESIGN.md §2),
+                        // so this read keeps the rows already cached when the cache comes from the host
+                        v = f32[dst + i] + bf16[dst + i];
+                    }
                     if (dtype == BF16) {
                         bf16[dst + i] = Bf16.encode(v, pow2);
                     } else {

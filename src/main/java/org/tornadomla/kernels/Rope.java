@@ -6,6 +6,9 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * Decoupled RoPE, interleaved pairs: (x[2i], x[2i+1]) rotates by angle p·f_i, as DeepSeek's
  * {@code apply_rotary_emb} (complex multiply) does. Frequencies f_i (with YaRN) come from
  * {@link org.tornadomla.config.RopeFrequencies}.
+ *
+ * <p>(Not called {@code rotate}: TornadoVM names the OpenCL kernel after the method, and {@code rotate} is an
+ * OpenCL C built-in; PoCL then renames the kernel and TornadoVM crashes looking it up.)
  */
 public final class Rope {
     private Rope() {
@@ -20,7 +23,7 @@ public final class Rope {
      * <p>The angle is computed in float, as PyTorch's {@code outer(t, inv_freq)} does, then cos/sin in
      * double precision of that float angle.
      */
-    public static void rotate(float[] x, int rowStride, int heads, int headStride, int offset, int ropeDim,
+    public static void rotatePairs(float[] x, int rowStride, int heads, int headStride, int offset, int ropeDim,
                               int[] seqStart, int tokens, int rows, float[] invFreq, float cosSinScale) {
         for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {

@@ -110,6 +110,28 @@ class KernelRulesTest {
         }
     }
 
+    /**
+     * OpenCL C built-in function names (OpenCL 1.2 §6.12, the common ones). TornadoVM names a kernel after
+     * its method; PoCL renames a kernel that shadows a built-in and TornadoVM then crashes in the driver
+     * (seen with {@code rotate}).
+     */
+    static final Set<String> OPENCL_BUILTINS = Set.of("abs", "acos", "asin", "atan", "ceil", "clamp", "cos", "cross",
+            "degrees", "distance", "dot", "exp", "fabs", "floor", "fma", "fmax", "fmin", "fract", "length", "log",
+            "mad", "max", "min", "mix", "normalize", "pow", "radians", "rotate", "round", "rsqrt", "select", "sign",
+            "sin", "smoothstep", "sqrt", "step", "tan", "trunc", "upsample", "shuffle", "popcount", "barrier");
+
+    @Test
+    void noKernelIsNamedAfterAnOpenCLBuiltin() throws IOException {
+        for (Class<?> c : KERNEL_CLASSES) {
+            for (MethodModel m : model(c).methods()) {
+                if (isKernel(m)) {
+                    assertTrue(!OPENCL_BUILTINS.contains(m.methodName().stringValue()),
+                            c.getSimpleName() + "." + m.methodName().stringValue() + " shadows an OpenCL C built-in");
+                }
+            }
+        }
+    }
+
     @Test
     void theCompileTimeParallelHasTornadoVMsRetentionAndTargets() throws ClassNotFoundException {
         Class<?> p = Class.forName("uk.ac.manchester.tornado.api.annotations.Parallel");

@@ -63,7 +63,7 @@ class KernelsTest {
         int stride = H * (DN + DR);
         float[] x = gaussian(5, B * T * stride), x0 = x.clone();
         float[] f = {1f, 0.1f};
-        Rope.rotate(x, stride, H, DN + DR, DN, DR, SEQ_START, T, B * T, f, 1.5f);
+        Rope.rotatePairs(x, stride, H, DN + DR, DN, DR, SEQ_START, T, B * T, f, 1.5f);
         double[] e = new double[x.length];
         for (int i = 0; i < x.length; i++) e[i] = x0[i];
         for (int r = 0; r < B * T; r++) {
