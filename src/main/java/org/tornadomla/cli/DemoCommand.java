@@ -42,14 +42,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--batch", defaultValue = "1", description = "sequences (default: ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--cache-dtype", defaultValue = "f32", description = "f32 or bf16 (default: ${DEFAULT-VALUE})")
-    String cacheDtype;
-
-    @Option(names = "--tile", defaultValue = "" + AttentionOptions.DEFAULT_TILE, description = "tiled path: tile size Bc (default: ${DEFAULT-VALUE})")
-    int tile;
-
-    @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
-    int splits;
+    @picocli.CommandLine.Mixin
+    KernelOptions kernel;
 
     @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
     long seed;
@@ -64,7 +58,7 @@ public final class DemoCommand implements Callable<Integer> {
             throw new MlaException("--prefill and --batch must be >= 1 and --steps >= 0, found " + prefill + ", " + batch + ", " + steps);
         }
         MlaConfig cfg = MlaConfig.preset(preset).withHiddenSize(hidden);
-        CacheDtype dtype = CacheDtype.parse(cacheDtype);
+        CacheDtype dtype = kernel.dtype();
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
                 preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
                 cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");
@@ -83,7 +77,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("%-26s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
         float[] reference = null;
         for (AttentionPath path : AttentionPath.values()) {
-            AttentionOptions opt = new AttentionOptions(path, tile, splits);
+            AttentionOptions opt = kernel.options(path);
             LatentCache cache = layer.newCache(batch, prefill + steps, dtype);
             float[] all = new float[batch * (prefill + steps) * hidden];
             long t0 = System.nanoTime();
@@ -105,7 +99,7 @@ public final class DemoCommand implements Callable<Integer> {
                 for (int i = 0; i < all.length; i++) max = Math.max(max, Math.abs(all[i] - reference[i]));
                 diff = String.format("%.2e", max);
             }
-            String name = path == AttentionPath.TILED ? "tiled (Bc=" + tile + ", splits=" + splits + ")" : path.toString();
+            String name = path == AttentionPath.TILED ? "tiled (Bc=" + kernel.tile + ", splits=" + kernel.splits + ")" : path.toString();
             out.printf("%-26s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
             out.flush();
         }

@@ -48,14 +48,8 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--path", defaultValue = "absorbed", description = "naive, absorbed or tiled (default: ${DEFAULT-VALUE})")
     String path;
 
-    @Option(names = "--cache-dtype", defaultValue = "f32", description = "f32 or bf16 (default: ${DEFAULT-VALUE})")
-    String cacheDtype;
-
-    @Option(names = "--tile", defaultValue = "" + AttentionOptions.DEFAULT_TILE, description = "tiled path: tile size Bc (default: ${DEFAULT-VALUE})")
-    int tile;
-
-    @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
-    int splits;
+    @picocli.CommandLine.Mixin
+    KernelOptions kernel;
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -63,8 +57,8 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        AttentionOptions opt = new AttentionOptions(AttentionPath.parse(path), tile, splits);
-        CacheDtype dtype = CacheDtype.parse(cacheDtype);
+        AttentionOptions opt = kernel.options(AttentionPath.parse(path));
+        CacheDtype dtype = kernel.dtype();
         MlaConfig cfg = MlaConfig.load(config);
         MlaWeights w = MlaWeights.load(weights, cfg, layer);
         int d = cfg.hiddenSize();
