@@ -22,9 +22,9 @@ import java.util.concurrent.Callable;
  * memory MLA saves.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Prefill and decode one MLA layer (DeepSeek-V3 attention geometry, seeded random weights)",
-                "through the naive, absorbed and tiled paths; print their agreement, ms per decode step and",
-                "the latent-cache bytes per token next to MHA and GQA."})
+        description = "Prefill and decode one MLA layer (DeepSeek-V3 attention geometry, seeded random weights) "
+                + "through the naive, absorbed and tiled paths; print their agreement, ms per decode step and "
+                + "the latent-cache bytes per token next to MHA and GQA.")
 public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--preset", defaultValue = "deepseek-v3", description = "deepseek-v3 or deepseek-v2-lite (default: ${DEFAULT-VALUE})")
     String preset;

@@ -26,9 +26,10 @@ import java.util.concurrent.Callable;
  * appears only when the whole run succeeded.
  */
 @Command(name = "run-layer", mixinStandardHelpOptions = true,
-        description = {"Run one MLA layer: prefill_input [B,T,hidden] as a prefill from position 0, then each",
-                "decode_input_<k> [B,1,hidden] as one decode step. Writes F32 prefill_output, decode_output_<k>,",
-                "kv_cache [B,S,kv_lora_rank] and pe_cache [B,S,qk_rope_head_dim] (interleaved rope order)."})
+        description = "Run one MLA layer: prefill_input [B,T,hidden] as a prefill from position 0, then each "
+                + "decode_input_<k> [B,1,hidden] as one decode step. Writes F32 prefill_output, decode_output_<k>, "
+                + "kv_cache [B,S,kv_lora_rank] and pe_cache [B,S,qk_rope_head_dim] (interleaved rope order). "
+                + "Bad input: one line on stderr, exit code 2, no output file.")
 public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--config", required = true, description = "Hugging Face config.json")
     Path config;
