@@ -5,6 +5,9 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
+import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.graph.JvmExecutor;
+import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Absorb;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
@@ -15,9 +18,14 @@ import org.tornadomla.kernels.Projections;
 import org.tornadomla.kernels.Rope;
 import org.tornadomla.weights.MlaWeights;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
 /**
- * One DeepSeek-V3 MLA layer on the JVM: every step is a kernel of {@code org.tornadomla.kernels} run
- * sequentially, which makes this class the CPU reference of the library.
+ * One DeepSeek-V3 MLA layer. Its dataflow is written once, in {@link #buildGraph}, as a {@link KernelGraph}
+ * of the kernels in {@code org.tornadomla.kernels}; a {@link GraphExecutor} runs it: on the JVM
+ * ({@link JvmExecutor}, the CPU reference, the default) or on a TornadoVM device.
  *
  * <pre>
  *  x [B,T,D] ─ q_a_proj ─ q_a_layernorm ─ q_b_proj ─ q [B,T,H,d_n+d_r] ─ rope(q_pe)  (or q_proj when r_q = 0)
@@ -28,19 +36,30 @@ import org.tornadomla.weights.MlaWeights;
  * A forward call takes T new tokens of each of the B sequences of a {@link LatentCache}; sequence b's
  * tokens sit at positions cache.length(b) … +T−1 and attend causally to everything cached before them.
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
- * non-empty cache. Not thread-safe: one layer, one caller at a time (it reuses its scratch buffers).
+ * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
+ * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
  */
-public final class MlaLayer {
+public final class MlaLayer implements AutoCloseable {
+    /** Graphs kept per layer (least recently used beyond this are released). */
+    private static final int MAX_GRAPHS = 8;
+
     private final MlaConfig c;
     private final MlaWeights w;
+    private final GraphExecutor executor;
     private final float[] invFreq;
     private final float cosSinScale;
     private final float scale;
-    private Workspace ws;
+    private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
 
+    /** A layer on the JVM reference executor. */
     public MlaLayer(MlaWeights weights) {
-        this.w = weights;
+        this(weights, new JvmExecutor());
+    }
+
+    public MlaLayer(MlaWeights weights, GraphExecutor executor) {
+        this.w = Objects.requireNonNull(weights, "weights");
         this.c = weights.config;
+        this.executor = Objects.requireNonNull(executor, "executor");
         this.invFreq = RopeFrequencies.inverseFrequencies(c);
         this.cosSinScale = RopeFrequencies.cosSinScale(c);
         this.scale = (float) c.softmaxScale();
@@ -52,6 +71,11 @@ public final class MlaLayer {
 
     public MlaWeights weights() {
         return w;
+    }
+
+    /** Where the graphs run, in words. */
+    public String device() {
+        return executor.device();
     }
 
     /** A cache for {@code batch} sequences of up to {@code capacity} tokens each. */
@@ -78,73 +102,155 @@ public final class MlaLayer {
     /** As {@link #forward(LatentCache, float[], int, AttentionOptions)}, writing into {@code y}. */
     public void forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt, float[] y) {
         validate(cache, x, tokens, y);
+        Step step = step(new Shape(cache, tokens, opt));
+        System.arraycopy(x, 0, step.x, 0, x.length);
+        cache.lengthsInto(step.seqStart);
+        executor.execute(step.graph);
+        System.arraycopy(step.y, 0, y, 0, y.length);
+        cache.advance(tokens);
+    }
+
+    /** The graph of one forward shape, e.g. to inspect its tasks or hand it to another executor. */
+    public KernelGraph graph(LatentCache cache, int tokens, AttentionOptions opt) {
+        return step(new Shape(cache, tokens, opt)).graph;
+    }
+
+    private Step step(Shape shape) {
+        Step s = steps.get(shape);
+        if (s == null) {
+            s = buildGraph(shape.cache, shape.tokens, shape.opt);
+            steps.put(shape, s);
+            if (steps.size() > MAX_GRAPHS) {
+                var eldest = steps.entrySet().iterator().next();
+                executor.release(eldest.getValue().graph);
+                steps.remove(eldest.getKey());
+            }
+        }
+        return s;
+    }
+
+    /** Identity of a graph: the cache object itself (its arrays are in the graph), tokens and options. */
+    private record Shape(LatentCache cache, int tokens, AttentionOptions opt) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Shape s && s.cache == cache && s.tokens == tokens && s.opt.equals(opt);
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(cache) * 31 + tokens * 7 + opt.hashCode();
+        }
+    }
+
+    /** A built graph with the host buffers the layer fills (x, seqStart) and reads (y). */
+    private record Step(KernelGraph graph, float[] x, int[] seqStart, float[] y) {
+    }
+
+    /**
+     * The dataflow of one forward call, written once. Graph "decode" for one token per sequence, "prefill"
+     * otherwise; task names follow DeepSeek's modules.
+     */
+    private Step buildGraph(LatentCache cache, int tokens, AttentionOptions opt) {
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         final int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), qk = dn + dr;
-        Workspace s = workspace(rows, batch, cap, opt);
-        cache.lengthsInto(s.seqStart);
-        int dt = cache.dtype().code;
-        float[] pow2 = Bf16.POW2;
+        final float eps = (float) c.rmsNormEps();
+        final int dt = cache.dtype().code;
+        KernelGraph g = new KernelGraph(tokens == 1 ? "decode" : "prefill");
 
-        // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
-        if (c.hasQLora()) {
-            project(x, w.wqA, s.cqRaw, rows, d, rq);
-            Norms.rmsNorm(s.cqRaw, rq, w.qANorm, s.cq, rows, rq, (float) c.rmsNormEps());
-            project(s.cq, w.wqB, s.q, rows, rq, h * qk);
-        } else {
-            project(x, w.wq, s.q, rows, d, h * qk);
-        }
-        Rope.rotatePairs(s.q, h * qk, h, qk, dn, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
-
-        // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
-        project(x, w.wkvA, s.kvA, rows, d, dc + dr);
-        Norms.rmsNorm(s.kvA, dc + dr, w.kvANorm, s.ckv, rows, dc, (float) c.rmsNormEps());
-        Rope.rotatePairs(s.kvA, dc + dr, 1, 0, dc, dr, s.seqStart, tokens, rows, invFreq, cosSinScale);
-
-        // 3. cache: c_kv and k_pe only
+        // host ↔ device: the step's input and output, the start positions, weights once, the cache stays
+        float[] x = g.input("x", new float[rows * d]);
+        int[] seqStart = g.input("seqStart", new int[batch]);
+        float[] y = g.output("y", new float[rows * d]);
+        float[] pow2 = g.weight("pow2", Bf16.POW2);
+        float[] freq = g.weight("invFreq", invFreq);
+        g.state("cache", cache);
         float[] kv32 = cache.f32();
         short[] kv16 = cache.bf16();
-        CacheOps.append(s.ckv, s.kvA, kv32, kv16, dt, pow2, s.seqStart, batch, tokens, cap, dc, dr);
+        float[] wkvB = g.weight("kv_b_proj", w.wkvB);
+
+        // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
+        float[] q = g.scratch("q", new float[rows * h * qk]);
+        if (c.hasQLora()) {
+            float[] cqRaw = g.scratch("q_a", new float[rows * rq]);
+            float[] cq = g.scratch("c_q", new float[rows * rq]);
+            project(g, "q_a_proj", x, g.weight("q_a_proj", w.wqA), cqRaw, rows, d, rq);
+            g.task("q_a_layernorm", Norms.class, "rmsNorm", cqRaw, rq, g.weight("q_a_layernorm", w.qANorm), cq, rows, rq, eps);
+            project(g, "q_b_proj", cq, g.weight("q_b_proj", w.wqB), q, rows, rq, h * qk);
+        } else {
+            project(g, "q_proj", x, g.weight("q_proj", w.wq), q, rows, d, h * qk);
+        }
+        g.task("rope_q", Rope.class, "rotatePairs", q, h * qk, h, qk, dn, dr, seqStart, tokens, rows, freq, cosSinScale);
+
+        // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
+        float[] kvA = g.scratch("kv_a", new float[rows * (dc + dr)]);
+        float[] ckv = g.scratch("c_kv", new float[rows * dc]);
+        project(g, "kv_a_proj_with_mqa", x, g.weight("kv_a_proj_with_mqa", w.wkvA), kvA, rows, d, dc + dr);
+        g.task("kv_a_layernorm", Norms.class, "rmsNorm", kvA, dc + dr, g.weight("kv_a_layernorm", w.kvANorm), ckv, rows, dc, eps);
+        g.task("rope_k", Rope.class, "rotatePairs", kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
+
+        // 3. cache: c_kv and k_pe only
+        g.task("cache_append", CacheOps.class, "append", ckv, kvA, kv32, kv16, dt, pow2, seqStart, batch, tokens, cap, dc, dr);
 
         // 4. attention over the cache → o [rows, H, d_v]
+        float[] o = g.scratch("o", new float[rows * h * dv]);
         switch (opt.path()) {
             case NAIVE -> {
-                LatentAttention.decompress(kv32, kv16, dt, pow2, w.wkvB, s.kvFull, s.seqStart,
+                float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
+                float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
+                g.task("decompress", LatentAttention.class, "decompress", kv32, kv16, dt, pow2, wkvB, kvFull, seqStart,
                         batch, tokens, cap, h, dn, dv, dc, dr);
-                LatentAttention.naiveScores(s.q, s.kvFull, kv32, kv16, dt, pow2, s.scores,
-                        s.seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
-                LatentAttention.softmax(s.scores, s.seqStart, batch, tokens, cap, h);
-                LatentAttention.naiveValues(s.scores, s.kvFull, s.o, s.seqStart, batch, tokens, cap, h, dn, dv);
+                g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, kv32, kv16, dt, pow2, scores,
+                        seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
+                g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
+                g.task("values", LatentAttention.class, "naiveValues", scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
             }
             case ABSORBED -> {
-                Absorb.absorbQuery(s.q, w.wkvB, s.qLat, rows, h, dn, dr, dv, dc);
-                LatentAttention.absorbedScores(s.qLat, s.q, kv32, kv16, dt, pow2, s.scores, s.seqStart,
+                float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
+                float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
+                float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
+                g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                g.task("scores", LatentAttention.class, "absorbedScores", qLat, q, kv32, kv16, dt, pow2, scores, seqStart,
                         batch, tokens, cap, h, dn, dr, dc, scale);
-                LatentAttention.softmax(s.scores, s.seqStart, batch, tokens, cap, h);
-                LatentAttention.absorbedValues(s.scores, kv32, kv16, dt, pow2, s.oLat,
-                        s.seqStart, batch, tokens, cap, h, dc, dr);
-                Absorb.unabsorbValue(s.oLat, w.wkvB, s.o, rows, h, dn, dv, dc);
+                g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
+                g.task("values", LatentAttention.class, "absorbedValues", scores, kv32, kv16, dt, pow2, oLat,
+                        seqStart, batch, tokens, cap, h, dc, dr);
+                g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
             }
             case TILED -> {
-                Absorb.absorbQuery(s.q, w.wkvB, s.qLat, rows, h, dn, dr, dv, dc);
-                OnlineSoftmax.splitTiles(s.qLat, s.q, kv32, kv16, dt, pow2, s.sTile, s.oPart, s.lsePart, s.seqStart, batch, tokens, cap, h, dn, dr, dc, scale,
-                        opt.tileSize(), opt.numSplits());
-                OnlineSoftmax.combine(s.oPart, s.lsePart, s.oLat, rows, h, opt.numSplits(), dc);
-                Absorb.unabsorbValue(s.oLat, w.wkvB, s.o, rows, h, dn, dv, dc);
+                int parts = rows * h * opt.numSplits();
+                float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
+                float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
+                float[] sTile = g.scratch("s_tile", new float[checkedSize("tile scores", (long) parts * opt.tileSize())]);
+                float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
+                float[] lse = g.scratch("lse_split", new float[parts]);
+                g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, dt, pow2, sTile, oPart, lse,
+                        seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), opt.numSplits());
+                g.task("combine", OnlineSoftmax.class, "combine", oPart, lse, oLat, rows, h, opt.numSplits(), dc);
+                g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
             }
         }
 
         // 5. output projection
-        project(s.o, w.wo, y, rows, h * dv, d);
-        cache.advance(tokens);
+        project(g, "o_proj", o, g.weight("o_proj", w.wo), y, rows, h * dv, d);
+        return new Step(g, x, seqStart, y);
     }
 
-    private static void project(float[] x, float[] weight, float[] y, int rows, int in, int out) {
+    private static void project(KernelGraph g, String name, float[] x, float[] weight, float[] y, int rows, int in, int out) {
         if (rows == 1) {
-            Projections.matVec(x, weight, y, in, out);
+            g.task(name, Projections.class, "matVec", x, weight, y, in, out);
         } else {
-            Projections.matMul(x, weight, y, rows, in, out);
+            g.task(name, Projections.class, "matMul", x, weight, y, rows, in, out);
         }
+    }
+
+    private static int checkedSize(String what, long n) {
+        if (n > Integer.MAX_VALUE - 8) {
+            throw new MlaException(what + " need " + n + " floats, more than one Java array holds; use the TILED path, "
+                    + "fewer tokens per call or a smaller cache capacity");
+        }
+        return (int) n;
     }
 
     private void validate(LatentCache cache, float[] x, int tokens, float[] y) {
@@ -177,57 +283,10 @@ public final class MlaLayer {
         }
     }
 
-    private Workspace workspace(int rows, int batch, int capacity, AttentionOptions opt) {
-        if (ws == null || !ws.fits(rows, batch, capacity, opt)) ws = new Workspace(c, rows, batch, capacity, opt);
-        return ws;
-    }
-
-    /** Scratch buffers of one forward shape, reused across calls of the same shape (e.g. decode steps). */
-    private static final class Workspace {
-        final int rows, batch, capacity;
-        final AttentionOptions opt;
-        final int[] seqStart;
-        final float[] cqRaw, cq, q, kvA, ckv, o;
-        final float[] kvFull, scores;            // NAIVE / ABSORBED
-        final float[] qLat, oLat;                // ABSORBED / TILED
-        final float[] sTile, oPart, lsePart;     // TILED
-
-        Workspace(MlaConfig c, int rows, int batch, int capacity, AttentionOptions opt) {
-            this.rows = rows;
-            this.batch = batch;
-            this.capacity = capacity;
-            this.opt = opt;
-            int h = c.numHeads(), dc = c.kvLoraRank();
-            seqStart = new int[batch];
-            cqRaw = new float[rows * Math.max(1, c.qLoraRank())];
-            cq = new float[cqRaw.length];
-            q = new float[rows * h * c.qkHeadDim()];
-            kvA = new float[rows * c.cacheWidth()];
-            ckv = new float[rows * dc];
-            o = new float[rows * h * c.vHeadDim()];
-            AttentionPath p = opt.path();
-            kvFull = p == AttentionPath.NAIVE
-                    ? new float[checkedSize("decompressed K/V", (long) batch * capacity * h * (c.qkNopeHeadDim() + c.vHeadDim()))]
-                    : new float[1];
-            scores = p != AttentionPath.TILED ? new float[checkedSize("scores", (long) rows * h * capacity)] : new float[1];
-            qLat = p != AttentionPath.NAIVE ? new float[rows * h * dc] : new float[1];
-            oLat = qLat.length > 1 ? new float[rows * h * dc] : new float[1];
-            int parts = p == AttentionPath.TILED ? rows * h * opt.numSplits() : 1;
-            sTile = new float[p == AttentionPath.TILED ? checkedSize("tile scores", (long) parts * opt.tileSize()) : 1];
-            oPart = new float[p == AttentionPath.TILED ? checkedSize("split outputs", (long) parts * dc) : 1];
-            lsePart = new float[parts];
-        }
-
-        boolean fits(int rows, int batch, int capacity, AttentionOptions opt) {
-            return this.rows == rows && this.batch == batch && this.capacity == capacity && this.opt.equals(opt);
-        }
-
-        private static int checkedSize(String what, long n) {
-            if (n > Integer.MAX_VALUE - 8) {
-                throw new MlaException(what + " need " + n + " floats, more than one Java array holds; use the TILED path, "
-                        + "fewer tokens per call or a smaller cache capacity");
-            }
-            return (int) n;
-        }
+    /** Releases what the executor holds for this layer's graphs (device memory under TornadoVM). */
+    @Override
+    public void close() {
+        for (Step s : steps.values()) executor.release(s.graph);
+        steps.clear();
     }
 }

@@ -2,6 +2,7 @@ package org.tornadomla.cache;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.DeviceResident;
 
 import java.util.Arrays;
 
@@ -15,7 +16,7 @@ import java.util.Arrays;
  * <p>Appending is done by the layer's cache-append kernel; {@link #checkRoom} runs first, so a request
  * that does not fit fails before anything is written and leaves the cache as it was.
  */
-public final class LatentCache {
+public final class LatentCache implements DeviceResident {
     private final int batch;
     private final int capacity;
     private final int kvLoraRank;
@@ -25,6 +26,9 @@ public final class LatentCache {
     private final float[] f32;
     private final short[] bf16;
     private final int[] lengths;
+    // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
+    private Object residentOwner;
+    private Runnable pull;
 
     public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
         if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
@@ -102,6 +106,32 @@ public final class LatentCache {
         Arrays.fill(lengths, 0);
     }
 
+    @Override
+    public Object[] arrays() {
+        return new Object[] {f32, bf16};
+    }
+
+    @Override
+    public void residentOn(Object owner, Runnable pullToHost) {
+        this.residentOwner = owner;
+        this.pull = pullToHost;
+    }
+
+    @Override
+    public Object residentOwner() {
+        return residentOwner;
+    }
+
+    @Override
+    public void toHost() {
+        if (pull != null) {
+            Runnable p = pull;
+            pull = null;
+            residentOwner = null;
+            p.run();
+        }
+    }
+
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
     public float[] latent(int b) {
         return read(b, 0, kvLoraRank);
@@ -113,6 +143,7 @@ public final class LatentCache {
     }
 
     private float[] read(int b, int offset, int width) {
+        toHost();
         int n = length(b);
         int stride = kvLoraRank + ropeDim;
         float[] out = new float[n * width];
@@ -127,11 +158,13 @@ public final class LatentCache {
 
     /** f32 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is bf16). */
     public float[] f32() {
+        toHost();
         return f32;
     }
 
     /** bf16 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is f32). */
     public short[] bf16() {
+        toHost();
         return bf16;
     }
 }

@@ -1,0 +1,63 @@
+package org.tornadomla.graph;
+
+import org.junit.jupiter.api.Test;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.kernels.Projections;
+import org.tornadomla.weights.MlaWeights;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KernelGraphTest {
+    @Test
+    void tasksAreCheckedAgainstTheKernelWhenTheGraphIsBuilt() {
+        KernelGraph g = new KernelGraph("g");
+        float[] x = g.input("x", new float[4]), w = g.weight("w", new float[8]), y = g.output("y", new float[2]);
+        assertEquals("task g.p: Projections.matVec takes 5 arguments, found 4",
+                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4)).getMessage());
+        assertEquals("task g.p: argument 1 must be a buffer of the graph of type float[], found float[] that is not a buffer of the graph",
+                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, new float[8], y, 4, 2)).getMessage());
+        assertEquals("task g.p: argument 3 must be int, found Float",
+                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4f, 2)).getMessage());
+        assertEquals("no kernel Projections.transpose",
+                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "transpose")).getMessage());
+        assertThrows(MlaException.class, () -> g.scratch("again", x));
+        g.task("p", Projections.class, "matVec", x, w, y, 4, 2);
+        assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4, 2));
+        x[0] = 1;
+        w[0] = 2;
+        w[4] = 3;
+        new JvmExecutor().execute(g);
+        assertArrayEquals(new float[] {2, 3}, y);
+    }
+
+    @Test
+    void theLayerBuildsOneNamedGraphPerShapeAndReusesIt() {
+        MlaLayer layer = new MlaLayer(MlaWeights.random(TestData.small(), 1));
+        LatentCache cache = layer.newCache(1, 8, CacheDtype.F32);
+        KernelGraph decode = layer.graph(cache, 1, AttentionOptions.of(AttentionPath.TILED));
+        assertSame(decode, layer.graph(cache, 1, AttentionOptions.of(AttentionPath.TILED)));
+        assertEquals("decode", decode.name());
+        assertEquals(List.of("decode.q_a_proj", "decode.q_a_layernorm", "decode.q_b_proj", "decode.rope_q",
+                        "decode.kv_a_proj_with_mqa", "decode.kv_a_layernorm", "decode.rope_k", "decode.cache_append",
+                        "decode.absorb_q", "decode.split_tiles", "decode.combine", "decode.unabsorb_v", "decode.o_proj"),
+                decode.tasks().stream().map(KernelGraph.Task::name).toList());
+        KernelGraph prefill = layer.graph(cache, 4, AttentionOptions.of(AttentionPath.NAIVE));
+        assertEquals("prefill", prefill.name());
+        assertTrue(prefill.tasks().stream().anyMatch(t -> t.name().equals("prefill.decompress")));
+        assertEquals(List.of(cache), prefill.states());
+        assertEquals(KernelGraph.Role.STATE, prefill.buffer(cache.f32()).role());
+        assertEquals(KernelGraph.Role.WEIGHT, prefill.buffer(layer.weights().wkvB).role());
+    }
+}
