@@ -1,0 +1,103 @@
+package org.tornadomla.tornado;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.MlaWeights;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every graph of the layer on TornadoVM's default device against the same graph on the JVM: prefill, then
+ * decode steps that change the context length between executions of one compiled plan, for each config,
+ * path and cache dtype. Relative error ≤ 1e-4 (fast-math and fused multiply-adds on the device).
+ */
+class TornadoLayerTest {
+    static final double TOL = 1e-4;
+    static TornadoExecutor tornado;
+
+    @BeforeAll
+    static void device() {
+        tornado = new TornadoExecutor(null, null);
+    }
+
+    @AfterAll
+    static void release() {
+        tornado.close();
+    }
+
+    /** Runs prefill T, then k decode steps, on both executors; compares every output and the final cache. */
+    private static void compare(MlaConfig c, AttentionOptions opt, CacheDtype dtype, int batch, int T, int k) {
+        MlaWeights w = MlaWeights.random(c, 42);
+        MlaLayer jvm = new MlaLayer(w);
+        try (MlaLayer dev = new MlaLayer(w, tornado)) {
+            LatentCache cj = jvm.newCache(batch, T + k + 2, dtype), cd = dev.newCache(batch, T + k + 2, dtype);
+            int d = c.hiddenSize();
+            String what = opt + " " + dtype + " q_lora=" + c.qLoraRank() + " yarn=" + (c.ropeScaling() != null);
+            float[] x = TestData.gaussian(7, batch * T * d);
+            TestData.assertClose(jvm.forward(cj, x, T, opt), dev.forward(cd, x, T, opt), TOL, what + " prefill");
+            for (int s = 0; s < k; s++) {
+                float[] xs = TestData.gaussian(100 + s, batch * d);
+                TestData.assertClose(jvm.forward(cj, xs, 1, opt), dev.forward(cd, xs, 1, opt), TOL, what + " decode " + s);
+            }
+            for (int b = 0; b < batch; b++) {
+                TestData.assertClose(cj.latent(b), cd.latent(b), TOL, what + " cached latent");
+                TestData.assertClose(cj.ropeKey(b), cd.ropeKey(b), TOL, what + " cached k_pe");
+            }
+        }
+    }
+
+    @Test
+    void everyPathAndCacheDtypeMatchesTheJvm() {
+        for (AttentionPath p : AttentionPath.values()) {
+            for (CacheDtype dt : CacheDtype.values()) {
+                compare(TestData.small(), new AttentionOptions(p, 2, 3), dt, 2, 5, 3);
+            }
+        }
+    }
+
+    @Test
+    void plainQProjAndYarnConfigs() {
+        compare(TestData.noQLora(), AttentionOptions.of(AttentionPath.TILED), CacheDtype.F32, 1, 4, 3);
+        compare(TestData.yarn(), AttentionOptions.of(AttentionPath.ABSORBED), CacheDtype.BF16, 2, 6, 3);
+        compare(TestData.yarn(), new AttentionOptions(AttentionPath.TILED, 3, 2), CacheDtype.F32, 1, 9, 4);
+    }
+
+    @Test
+    void chunkedPrefillInterleavedWithDecodeKeepsTheDeviceCacheCurrent() {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 5);
+        MlaLayer jvm = new MlaLayer(w);
+        AttentionOptions opt = AttentionOptions.of(AttentionPath.ABSORBED);
+        try (MlaLayer dev = new MlaLayer(w, tornado)) {
+            LatentCache cj = jvm.newCache(1, 16, CacheDtype.F32), cd = dev.newCache(1, 16, CacheDtype.F32);
+            int d = c.hiddenSize();
+            // prefill 3, decode, prefill 3 (the prefill plan ran before: its device cache is stale), decode
+            int[] chunks = {3, 1, 3, 1, 1};
+            for (int i = 0; i < chunks.length; i++) {
+                float[] x = TestData.gaussian(i, chunks[i] * d);
+                TestData.assertClose(jvm.forward(cj, x, chunks[i], opt), dev.forward(cd, x, chunks[i], opt), TOL, "chunk " + i);
+            }
+            assertEquals(9, cd.length(0));
+            TestData.assertClose(cj.latent(0), cd.latent(0), TOL, "cache after interleaving");
+        }
+    }
+
+    @Test
+    void unknownDeviceIsOneClearError() {
+        String m = assertThrows(MlaException.class, () -> new TornadoExecutor("7:3", null)).getMessage();
+        assertTrue(m.startsWith("unknown TornadoVM device 7:3 (available: 0:0"), m);
+        assertTrue(assertThrows(MlaException.class, () -> new TornadoExecutor("gpu", null)).getMessage().contains("backend:device"));
+        assertTrue(tornado.device().startsWith("tornado 0:0 "), tornado.device());
+    }
+}

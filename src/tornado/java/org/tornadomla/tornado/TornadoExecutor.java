@@ -1,0 +1,207 @@
+package org.tornadomla.tornado;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.graph.DeviceResident;
+import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.graph.KernelGraph;
+import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
+import uk.ac.manchester.tornado.api.TaskGraph;
+import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
+import uk.ac.manchester.tornado.api.TornadoExecutionResult;
+import uk.ac.manchester.tornado.api.common.TornadoDevice;
+import uk.ac.manchester.tornado.api.enums.DataTransferMode;
+import uk.ac.manchester.tornado.api.enums.ProfilerMode;
+
+import java.io.PrintWriter;
+import java.lang.invoke.CallSite;
+import java.lang.invoke.LambdaMetafactory;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs {@link KernelGraph}s as TornadoVM task graphs: the same kernels, JIT-compiled by TornadoVM to OpenCL
+ * or PTX for the chosen device.
+ *
+ * <pre>
+ *  KernelGraph role   TornadoVM transfer
+ *  WEIGHT, SCRATCH    transferToDevice(FIRST_EXECUTION)   copied once (scratch: its initial zeros)
+ *  INPUT              transferToDevice(EVERY_EXECUTION)   x, seqStart: the step's input, small
+ *  OUTPUT             transferToHost(EVERY_EXECUTION)     y: the step's output, small
+ *  STATE              transferToDevice(FIRST_EXECUTION) + transferToHost(UNDER_DEMAND)
+ *                     the latent cache stays on the device and grows by the on-device append;
+ *                     it comes back only when the host needs it
+ * </pre>
+ *
+ * One execution plan per graph, compiled on first use, so every decode step of a sequence reuses one
+ * compiled plan (start positions change through the {@code seqStart} input). The newest copy of a cache is
+ * tracked through {@link DeviceResident}: before a plan runs, a cache last written elsewhere (another
+ * plan, or the JVM) is brought to the host; a plan that already ran and whose device copy is therefore
+ * stale is rebuilt, so its first execution copies the current cache in.
+ */
+public final class TornadoExecutor implements GraphExecutor {
+    private final TornadoDevice device;
+    private final String deviceName;
+    private final PrintWriter profileOut;
+    private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
+
+    /**
+     * @param deviceSpec "backend:device" as {@code ./mla devices} lists them, or null for TornadoVM's default
+     * @param profileOut where to print per-task times after each execution, or null
+     */
+    public TornadoExecutor(String deviceSpec, PrintWriter profileOut) {
+        String bailout = System.getProperty("tornado.recover.bailout");
+        if (bailout == null || !bailout.equalsIgnoreCase("false")) {
+            throw new MlaException("TornadoVM runs need -Dtornado.recover.bailout=False (found " + bailout
+                    + "): a kernel that fails to compile must fail, not run in Java; see tornado-config/tornado.argfile");
+        }
+        this.device = deviceSpec == null ? TornadoDevices.defaultDevice() : TornadoDevices.resolve(deviceSpec);
+        this.deviceName = TornadoDevices.describe(device);
+        this.profileOut = profileOut;
+    }
+
+    @Override
+    public String device() {
+        return "tornado " + deviceName;
+    }
+
+    @Override
+    public void execute(KernelGraph graph) {
+        Plan plan = plans.get(graph);
+        boolean stale = false;
+        for (DeviceResident s : graph.states()) {
+            if (s.residentOwner() != plan || plan == null) {
+                s.toHost();                                   // newest copy was elsewhere: bring it home
+                stale |= plan != null && plan.ran;            // and this plan's device copy is old
+            }
+        }
+        if (plan == null || stale) {
+            if (plan != null) plan.close();
+            plan = new Plan(graph);
+            plans.put(graph, plan);
+        }
+        try {
+            plan.last = plan.execution.execute();
+        } catch (RuntimeException e) {
+            throw new MlaException("TornadoVM failed to run graph " + graph.name() + " on " + deviceName + ": " + rootMessage(e), e);
+        }
+        plan.ran = true;
+        for (DeviceResident s : graph.states()) {
+            Plan p = plan;
+            s.residentOn(p, () -> p.last.transferToHost(s.arrays()));
+        }
+        if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
+    }
+
+    @Override
+    public void release(KernelGraph graph) {
+        Plan plan = plans.remove(graph);
+        if (plan != null) {
+            for (DeviceResident s : graph.states()) {
+                if (s.residentOwner() == plan) s.toHost();
+            }
+            plan.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (KernelGraph g : new ArrayList<>(plans.keySet())) release(g);
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) t = t.getCause();
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (cause: " + t + ")";
+    }
+
+    /** One graph as one TornadoVM execution plan. */
+    private final class Plan implements AutoCloseable {
+        final TornadoExecutionPlan execution;
+        TornadoExecutionResult last;
+        boolean ran;
+
+        Plan(KernelGraph g) {
+            TaskGraph tg = new TaskGraph(g.name());
+            Object[] once = arrays(g, KernelGraph.Role.WEIGHT, KernelGraph.Role.SCRATCH, KernelGraph.Role.STATE);
+            Object[] every = arrays(g, KernelGraph.Role.INPUT);
+            tg.transferToDevice(DataTransferMode.FIRST_EXECUTION, once);
+            tg.transferToDevice(DataTransferMode.EVERY_EXECUTION, every);
+            for (KernelGraph.Task t : g.tasks()) addTask(tg, t);
+            tg.transferToHost(DataTransferMode.EVERY_EXECUTION, arrays(g, KernelGraph.Role.OUTPUT));
+            tg.transferToHost(DataTransferMode.UNDER_DEMAND, arrays(g, KernelGraph.Role.STATE));
+            ImmutableTaskGraph itg = tg.snapshot();
+            execution = new TornadoExecutionPlan(itg).withDevice(device);
+            if (profileOut != null) execution.withProfiler(ProfilerMode.SILENT);
+        }
+
+        @Override
+        public void close() {
+            try {
+                execution.close();
+            } catch (Exception e) {
+                throw new MlaException("TornadoVM could not release a plan: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private static Object[] arrays(KernelGraph g, KernelGraph.Role... roles) {
+        List<Role> wanted = Arrays.stream(roles).map(Role::new).toList();
+        return g.buffers().stream().filter(b -> wanted.stream().anyMatch(r -> r.role == b.role()))
+                .map(KernelGraph.Buffer::array).toArray();
+    }
+
+    private record Role(KernelGraph.Role role) {
+    }
+
+    // ------------------------------------------------------------------ kernels as TornadoVM tasks
+
+    /**
+     * Adds a task for a kernel {@link Method}: a {@code TornadoFunctions.TaskN} instance made by
+     * {@link LambdaMetafactory} whose {@code apply} unboxes the scalars and calls the kernel statically,
+     * which is the shape of lambda TornadoVM resolves to the kernel it compiles (DESIGN.md §2).
+     */
+    private static void addTask(TaskGraph tg, KernelGraph.Task t) {
+        Method kernel = t.kernel();
+        int n = kernel.getParameterCount();
+        try {
+            Class<?> iface = Class.forName("uk.ac.manchester.tornado.api.common.TornadoFunctions$Task" + n);
+            Object task = taskInstance(iface, kernel);
+            Class<?>[] params = new Class<?>[n + 2];
+            params[0] = String.class;
+            params[1] = iface;
+            Arrays.fill(params, 2, n + 2, Object.class);
+            Method add = TaskGraph.class.getMethod("task", params);
+            Object[] args = new Object[n + 2];
+            args[0] = t.id();
+            args[1] = task;
+            System.arraycopy(t.args(), 0, args, 2, n);
+            add.invoke(tg, args);
+        } catch (InvocationTargetException e) {
+            throw new MlaException("TornadoVM rejected task " + t.name() + ": " + rootMessage(e.getCause()), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new MlaException("cannot make a TornadoVM task of " + kernel + " (" + n + " arguments; TornadoVM takes at most 20): " + e, e);
+        } catch (Throwable e) {
+            throw new MlaException("cannot make a TornadoVM task of " + kernel + ": " + e, e);
+        }
+    }
+
+    private static Object taskInstance(Class<?> iface, Method kernel) throws Throwable {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        MethodHandle impl = lookup.unreflect(kernel);
+        Class<?>[] erased = new Class<?>[kernel.getParameterCount()];
+        Arrays.fill(erased, Object.class);
+        Class<?>[] boxed = kernel.getParameterTypes().clone();
+        for (int i = 0; i < boxed.length; i++) boxed[i] = MethodType.methodType(boxed[i]).wrap().returnType();
+        CallSite site = LambdaMetafactory.metafactory(lookup, "apply", MethodType.methodType(iface),
+                MethodType.methodType(void.class, erased), impl, MethodType.methodType(void.class, boxed));
+        return site.getTarget().invoke();
+    }
+}
