@@ -8,6 +8,7 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.KvFootprint;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.weights.MlaWeights;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -59,16 +60,24 @@ public final class DemoCommand implements Callable<Integer> {
         }
         MlaConfig cfg = MlaConfig.preset(preset).withHiddenSize(hidden);
         CacheDtype dtype = kernel.dtype();
+        GraphExecutor executor = kernel.executor(out);
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
                 preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
                 cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");
         out.printf("softmax scale %.6f (YaRN factor %.0f), seeded random weights (seed %d), cache %s%n",
                 cfg.softmaxScale(), cfg.ropeScaling() == null ? 1.0 : cfg.ropeScaling().factor(), seed, dtype);
-        out.printf("backend: java reference (the plain-Java kernels, run sequentially on the JVM)%n");
-        out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);
-        out.flush();
+        MlaWeights weights = MlaWeights.random(cfg, seed);
+        try (MlaLayer layer = new MlaLayer(weights, executor)) {
+            out.printf("backend: %s%n", layer.device());
+            out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);
+            out.flush();
+            runPaths(out, layer, dtype);
+        }
+        printFootprint(out, cfg);
+        return 0;
+    }
 
-        MlaLayer layer = new MlaLayer(MlaWeights.random(cfg, seed));
+    private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype) {
         SplittableRandom rnd = new SplittableRandom(seed + 1);
         float[] prompt = gaussian(rnd, batch * prefill * hidden);
         float[][] next = new float[steps][];
@@ -103,9 +112,8 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("%-26s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
             out.flush();
         }
-        out.printf("(one run each, including JIT warm-up; use the benchmarks for timings to compare)%n%n");
-        printFootprint(out, cfg);
-        return 0;
+        out.printf("(one run each, including JIT warm-up%s; use the benchmarks for timings to compare)%n%n",
+                layer.device().startsWith("tornado") ? " and TornadoVM's kernel compilation" : "");
     }
 
     private static void printFootprint(PrintWriter out, MlaConfig cfg) {

@@ -3,10 +3,23 @@ package org.tornadomla.cli;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.MlaException;
+import org.tornadomla.graph.GraphExecutor;
 import picocli.CommandLine.Option;
 
-/** The options every command that runs the layer shares: cache storage and the tiled path's tiling. */
+import java.io.PrintWriter;
+
+/** The options every command that runs the layer shares: backend, device, cache storage, tiling. */
 public final class KernelOptions {
+    @Option(names = "--backend", defaultValue = "java", description = "java (reference kernels on the JVM) or tornado (a TornadoVM device) (default: ${DEFAULT-VALUE})")
+    String backend;
+
+    @Option(names = "--device", description = "TornadoVM device backend:device as `mla devices` lists them (default: TornadoVM's default device)")
+    String device;
+
+    @Option(names = "--profile", description = "print TornadoVM's kernel and copy times of every graph execution")
+    boolean profile;
+
     @Option(names = "--cache-dtype", defaultValue = "f32", description = "latent cache storage: f32 or bf16 (default: ${DEFAULT-VALUE})")
     String cacheDtype;
 
@@ -15,6 +28,12 @@ public final class KernelOptions {
 
     @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
     int splits;
+
+    /** The executor for --backend/--device; --profile prints to {@code out}. */
+    GraphExecutor executor(PrintWriter out) {
+        if (profile && !backend.equals("tornado")) throw new MlaException("--profile needs --backend tornado");
+        return Backends.create(backend, device, profile ? out : null);
+    }
 
     CacheDtype dtype() {
         return CacheDtype.parse(cacheDtype);

@@ -81,11 +81,20 @@ public final class RunLayerCommand implements Callable<Integer> {
                 decodes.add(in.readFloats(di.name()));
             }
         }
+        try (MlaLayer mla = new MlaLayer(w, kernel.executor(out))) {
+            run(out, mla, opt, dtype, batch, tokens, prefill, decodes);
+        }
+        return 0;
+    }
+
+    private void run(PrintWriter out, MlaLayer mla, AttentionOptions opt, CacheDtype dtype, int batch, int tokens,
+                     float[] prefill, List<float[]> decodes) {
+        MlaConfig cfg = mla.config();
+        int d = cfg.hiddenSize();
         int capacity = tokens + decodes.size();
-        MlaLayer mla = new MlaLayer(w);
         LatentCache cache = mla.newCache(batch, capacity, dtype);
-        out.printf("run-layer: layer %d, B=%d, prefill T=%d, %d decode steps, path %s, cache %s%n",
-                layer, batch, tokens, decodes.size(), opt.path(), dtype);
+        out.printf("run-layer: layer %d, B=%d, prefill T=%d, %d decode steps, path %s, cache %s, on %s%n",
+                layer, batch, tokens, decodes.size(), opt.path(), dtype, mla.device());
 
         SafeTensorsWriter writer = new SafeTensorsWriter();
         long t0 = System.nanoTime();
@@ -107,7 +116,6 @@ public final class RunLayerCommand implements Callable<Integer> {
         writer.add("pe_cache", new long[] {batch, capacity, dr}, pe);
         writer.write(output);
         out.printf("wrote %s (%d tensors)%n", output, 3 + decodes.size());
-        return 0;
     }
 
     private static TensorInfo require(SafeTensorsFile in, String name, String shape) {

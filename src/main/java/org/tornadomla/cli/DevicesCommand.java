@@ -1,0 +1,26 @@
+package org.tornadomla.cli;
+
+import picocli.CommandLine.Command;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/** Lists TornadoVM's devices as "backend:device", or says that no TornadoVM is installed. */
+@Command(name = "devices", mixinStandardHelpOptions = true,
+        description = "List the TornadoVM devices (backend:device, name, memory) that --device accepts.")
+public final class DevicesCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("java    the JVM: reference kernels (--backend java, always available)");
+        try {
+            for (String d : Backends.tornadoDevices()) out.println(d);
+        } catch (org.tornadomla.MlaException e) {
+            out.println("tornado none: " + e.getMessage());
+        }
+        return 0;
+    }
+}
