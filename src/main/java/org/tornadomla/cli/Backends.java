@@ -20,14 +20,14 @@ final class Backends {
     private Backends() {
     }
 
-    static GraphExecutor create(String backend, String device, PrintWriter profileOut) {
+    static GraphExecutor create(String backend, String device, PrintWriter profileOut, boolean kernelContext) {
         switch (backend) {
             case "java" -> {
                 if (device != null) throw new MlaException("--device " + device + " needs --backend tornado (the java backend runs on the JVM)");
                 return new JvmExecutor();
             }
             case "tornado" -> {
-                return (GraphExecutor) call(TORNADO_EXECUTOR, null, device, profileOut);
+                return (GraphExecutor) call(TORNADO_EXECUTOR, null, device, profileOut, kernelContext);
             }
             default -> throw new MlaException("unknown backend '" + backend + "' (expected java or tornado)");
         }
@@ -47,7 +47,7 @@ final class Backends {
         try {
             Class<?> c = Class.forName(className);
             if (method == null) {
-                return c.getConstructor(String.class, PrintWriter.class).newInstance(args);
+                return c.getConstructor(String.class, PrintWriter.class, boolean.class).newInstance(args);
             }
             return c.getMethod(method).invoke(null);
         } catch (ClassNotFoundException e) {

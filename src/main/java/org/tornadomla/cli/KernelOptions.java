@@ -20,6 +20,9 @@ public final class KernelOptions {
     @Option(names = "--profile", description = "print TornadoVM's kernel and copy times of every graph execution")
     boolean profile;
 
+    @Option(names = "--plain-kernels", description = "on TornadoVM, run the tiled path with the plain @Parallel kernel instead of the KernelContext one")
+    boolean plainKernels;
+
     @Option(names = "--cache-dtype", defaultValue = "f32", description = "latent cache storage: f32 or bf16 (default: ${DEFAULT-VALUE})")
     String cacheDtype;
 
@@ -31,8 +34,10 @@ public final class KernelOptions {
 
     /** The executor for --backend/--device; --profile prints to {@code out}. */
     GraphExecutor executor(PrintWriter out) {
-        if (profile && !backend.equals("tornado")) throw new MlaException("--profile needs --backend tornado");
-        return Backends.create(backend, device, profile ? out : null);
+        if ((profile || plainKernels) && !backend.equals("tornado")) {
+            throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
+        }
+        return Backends.create(backend, device, profile ? out : null, !plainKernels);
     }
 
     CacheDtype dtype() {

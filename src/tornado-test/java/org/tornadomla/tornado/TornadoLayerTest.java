@@ -36,11 +36,15 @@ class TornadoLayerTest {
         tornado.close();
     }
 
-    /** Runs prefill T, then k decode steps, on both executors; compares every output and the final cache. */
     private static void compare(MlaConfig c, AttentionOptions opt, CacheDtype dtype, int batch, int T, int k) {
+        compare(tornado, c, opt, dtype, batch, T, k);
+    }
+
+    /** Runs prefill T, then k decode steps, on both executors; compares every output and the final cache. */
+    private static void compare(TornadoExecutor executor, MlaConfig c, AttentionOptions opt, CacheDtype dtype, int batch, int T, int k) {
         MlaWeights w = MlaWeights.random(c, 42);
         MlaLayer jvm = new MlaLayer(w);
-        try (MlaLayer dev = new MlaLayer(w, tornado)) {
+        try (MlaLayer dev = new MlaLayer(w, executor)) {
             LatentCache cj = jvm.newCache(batch, T + k + 2, dtype), cd = dev.newCache(batch, T + k + 2, dtype);
             int d = c.hiddenSize();
             String what = opt + " " + dtype + " q_lora=" + c.qLoraRank() + " yarn=" + (c.ropeScaling() != null);
@@ -71,6 +75,14 @@ class TornadoLayerTest {
         compare(TestData.noQLora(), AttentionOptions.of(AttentionPath.TILED), CacheDtype.F32, 1, 4, 3);
         compare(TestData.yarn(), AttentionOptions.of(AttentionPath.ABSORBED), CacheDtype.BF16, 2, 6, 3);
         compare(TestData.yarn(), new AttentionOptions(AttentionPath.TILED, 3, 2), CacheDtype.F32, 1, 9, 4);
+    }
+
+    @Test
+    void tiledPathWithThePlainKernelOnTheDevice() {
+        try (TornadoExecutor plain = new TornadoExecutor(null, null, false)) {
+            compare(plain, TestData.small(), new AttentionOptions(AttentionPath.TILED, 2, 3), CacheDtype.F32, 2, 5, 3);
+            compare(plain, TestData.yarn(), AttentionOptions.of(AttentionPath.TILED), CacheDtype.BF16, 1, 4, 2);
+        }
     }
 
     @Test

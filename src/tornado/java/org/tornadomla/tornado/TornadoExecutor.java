@@ -4,10 +4,14 @@ import org.tornadomla.MlaException;
 import org.tornadomla.graph.DeviceResident;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.OnlineSoftmax;
+import uk.ac.manchester.tornado.api.GridScheduler;
 import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
+import uk.ac.manchester.tornado.api.KernelContext;
 import uk.ac.manchester.tornado.api.TaskGraph;
 import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
 import uk.ac.manchester.tornado.api.TornadoExecutionResult;
+import uk.ac.manchester.tornado.api.WorkerGrid1D;
 import uk.ac.manchester.tornado.api.common.TornadoDevice;
 import uk.ac.manchester.tornado.api.enums.DataTransferMode;
 import uk.ac.manchester.tornado.api.enums.ProfilerMode;
@@ -22,9 +26,11 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Runs {@link KernelGraph}s as TornadoVM task graphs: the same kernels, JIT-compiled by TornadoVM to OpenCL
@@ -50,13 +56,22 @@ public final class TornadoExecutor implements GraphExecutor {
     private final TornadoDevice device;
     private final String deviceName;
     private final PrintWriter profileOut;
+    private final boolean kernelContext;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
 
-    /**
-     * @param deviceSpec "backend:device" as {@code ./mla devices} lists them, or null for TornadoVM's default
-     * @param profileOut where to print per-task times after each execution, or null
-     */
+    /** On TornadoVM's default device or "backend:device", with the KernelContext decode kernel. */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut) {
+        this(deviceSpec, profileOut, true);
+    }
+
+    /**
+     * @param deviceSpec    "backend:device" as {@code ./mla devices} lists them, or null for TornadoVM's default
+     * @param profileOut    where to print per-task times after each execution, or null
+     * @param kernelContext run the TILED path's split_tiles task as {@link FlashDecode} (local-memory tiles)
+     *                      instead of the plain kernel, where the shapes allow it
+     */
+    public TornadoExecutor(String deviceSpec, PrintWriter profileOut, boolean kernelContext) {
+        this.kernelContext = kernelContext;
         String bailout = System.getProperty("tornado.recover.bailout");
         if (bailout == null || !bailout.equalsIgnoreCase("false")) {
             throw new MlaException("TornadoVM runs need -Dtornado.recover.bailout=False (found " + bailout
@@ -129,16 +144,24 @@ public final class TornadoExecutor implements GraphExecutor {
         boolean ran;
 
         Plan(KernelGraph g) {
+            List<TaskCall> calls = new ArrayList<>();
+            GridScheduler grids = new GridScheduler();
+            for (KernelGraph.Task t : g.tasks()) {
+                TaskCall opt = kernelContext ? optimized(g, t, grids) : null;
+                calls.add(opt != null ? opt : new TaskCall(t.name(), t.id(), t.kernel(), t.args()));
+            }
+            // transfer only what the tasks use (an optimized task may leave a plain kernel's scratch unused)
+            Set<Object> used = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (TaskCall c : calls) used.addAll(Arrays.asList(c.args()));
             TaskGraph tg = new TaskGraph(g.name());
-            Object[] once = arrays(g, KernelGraph.Role.WEIGHT, KernelGraph.Role.SCRATCH, KernelGraph.Role.STATE);
-            Object[] every = arrays(g, KernelGraph.Role.INPUT);
-            tg.transferToDevice(DataTransferMode.FIRST_EXECUTION, once);
-            tg.transferToDevice(DataTransferMode.EVERY_EXECUTION, every);
-            for (KernelGraph.Task t : g.tasks()) addTask(tg, t);
-            tg.transferToHost(DataTransferMode.EVERY_EXECUTION, arrays(g, KernelGraph.Role.OUTPUT));
-            tg.transferToHost(DataTransferMode.UNDER_DEMAND, arrays(g, KernelGraph.Role.STATE));
+            tg.transferToDevice(DataTransferMode.FIRST_EXECUTION, arrays(g, used, KernelGraph.Role.WEIGHT, KernelGraph.Role.SCRATCH, KernelGraph.Role.STATE));
+            tg.transferToDevice(DataTransferMode.EVERY_EXECUTION, arrays(g, used, KernelGraph.Role.INPUT));
+            for (TaskCall c : calls) addTask(tg, c);
+            tg.transferToHost(DataTransferMode.EVERY_EXECUTION, arrays(g, used, KernelGraph.Role.OUTPUT));
+            tg.transferToHost(DataTransferMode.UNDER_DEMAND, arrays(g, used, KernelGraph.Role.STATE));
             ImmutableTaskGraph itg = tg.snapshot();
             execution = new TornadoExecutionPlan(itg).withDevice(device);
+            if (!grids.keySet().isEmpty()) execution.withGridScheduler(grids);
             if (profileOut != null) execution.withProfiler(ProfilerMode.SILENT);
         }
 
@@ -152,13 +175,36 @@ public final class TornadoExecutor implements GraphExecutor {
         }
     }
 
-    private static Object[] arrays(KernelGraph g, KernelGraph.Role... roles) {
-        List<Role> wanted = Arrays.stream(roles).map(Role::new).toList();
-        return g.buffers().stream().filter(b -> wanted.stream().anyMatch(r -> r.role == b.role()))
+    private static Object[] arrays(KernelGraph g, Set<Object> used, KernelGraph.Role... roles) {
+        List<KernelGraph.Role> wanted = Arrays.asList(roles);
+        return g.buffers().stream().filter(b -> wanted.contains(b.role()) && used.contains(b.array()))
                 .map(KernelGraph.Buffer::array).toArray();
     }
 
-    private record Role(KernelGraph.Role role) {
+    /** One TornadoVM task: full name (graph.task), id, kernel and its arguments. */
+    private record TaskCall(String name, String id, Method kernel, Object[] args) {
+    }
+
+    /**
+     * The KernelContext replacement of a plain task, with its work-group grid, or null. Today: the TILED
+     * path's split_tiles as {@link FlashDecode#splitKv}, one work-group of {@link FlashDecode#LOCAL} threads per
+     * (row, split, head group).
+     */
+    private static TaskCall optimized(KernelGraph g, KernelGraph.Task t, GridScheduler grids) {
+        if (!t.kernel().getName().equals("splitTiles") || t.kernel().getDeclaringClass() != OnlineSoftmax.class) return null;
+        Object[] a = t.args();
+        int batch = (Integer) a[10], tokens = (Integer) a[11], heads = (Integer) a[13], dr = (Integer) a[15], dc = (Integer) a[16];
+        int splits = (Integer) a[19];
+        if (!FlashDecode.supports(heads, dc, dr)) return null;
+        Object[] args = {new KernelContext(), a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[8], a[9], a[11], a[12], a[13],
+                FlashDecode.headsPerGroup(heads), a[14], a[15], a[16], a[17], a[19]};
+        WorkerGrid1D grid = new WorkerGrid1D(FlashDecode.groups(batch * tokens, splits, heads) * FlashDecode.LOCAL);
+        grid.setLocalWork(FlashDecode.LOCAL, 1, 1);
+        grids.addWorkerGrid(t.name(), grid);
+        for (Method m : FlashDecode.class.getMethods()) {
+            if (m.getName().equals("splitKv")) return new TaskCall(t.name(), t.id(), m, args);
+        }
+        throw new IllegalStateException("FlashDecode.splitKv not found");
     }
 
     // ------------------------------------------------------------------ kernels as TornadoVM tasks
@@ -168,7 +214,7 @@ public final class TornadoExecutor implements GraphExecutor {
      * {@link LambdaMetafactory} whose {@code apply} unboxes the scalars and calls the kernel statically,
      * which is the shape of lambda TornadoVM resolves to the kernel it compiles (DESIGN.md §2).
      */
-    private static void addTask(TaskGraph tg, KernelGraph.Task t) {
+    private static void addTask(TaskGraph tg, TaskCall t) {
         Method kernel = t.kernel();
         int n = kernel.getParameterCount();
         try {

@@ -1,0 +1,164 @@
+package org.tornadomla.tornado;
+
+import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.LatentAttention;
+import uk.ac.manchester.tornado.api.KernelContext;
+import uk.ac.manchester.tornado.api.math.TornadoMath;
+
+/**
+ * The TILED attention core as a {@link KernelContext} kernel for GPUs: a drop-in replacement of
+ * {@link org.tornadomla.kernels.OnlineSoftmax#splitTiles} (same inputs, same outputs oPart and lsePart,
+ * combined by the same {@code OnlineSoftmax.combine}).
+ *
+ * <pre>
+ *  work-group = (row r, KV split s, group of G heads);  LOCAL threads
+ *  local memory:  Q  [G, d_c+d_r]   the group's q_lat | q_pe, loaded once
+ *                 K=V tile [Bc, d_c+d_r]   Bc latent rows, loaded once per tile, shared by all G heads
+ *                 P  [G, Bc]        scores, then probabilities;  m, l, α per head
+ *  per tile:  load tile ─ barrier ─ S = scale·Q·tileᵀ (one (head, row) pair per thread) ─ barrier ─
+ *             per-head online softmax (m_new = max(m, rowmax S), α = e^(m−m_new), l = α·l + Σ e^(S−m_new)) ─ barrier ─
+ *             acc[h, c] = α_h·acc[h, c] + Σ_j P[h, j]·tile[j, c]   (each thread owns d_c/LOCAL latent dims, in registers)
+ *  end:       oPart = acc / l, lse = m + ln l   (empty split: 0 and NEG_INF)
+ * </pre>
+ *
+ * What makes it MLA-specific: all heads attend to the same latent, so one tile in local memory serves as
+ * the keys and the values of G heads at once. Limits (checked by {@link #supports}): G = min(8, H) divides
+ * H, d_c ≤ LOCAL·DIMS_PER_THREAD = 512, d_c + d_r ≤ MAX_ROW = 640. Local memory: (G + Bc)·640·4 B + small
+ * = 41 KB, under the 48 KB every CUDA device has. On the JVM a KernelContext's ids are all 0, so this kernel
+ * has no JVM run of its own: it is tested against {@code splitTiles} on the device.
+ */
+public final class FlashDecode {
+    private FlashDecode() {
+    }
+
+    /** Threads per work-group. */
+    public static final int LOCAL = 128;
+    /** Cache positions per tile (Bc). */
+    public static final int TILE = 8;
+    /** Heads per work-group at most. */
+    public static final int MAX_GROUP = 8;
+    /** Latent dims each thread accumulates. */
+    public static final int DIMS_PER_THREAD = 4;
+    /** Longest cache row d_c + d_r held in local memory. */
+    public static final int MAX_ROW = 640;
+
+    /** Heads per work-group for H heads: min(8, H), if it divides H; 0 if the kernel cannot serve H. */
+    public static int headsPerGroup(int heads) {
+        int g = Math.min(MAX_GROUP, heads);
+        return heads % g == 0 ? g : 0;
+    }
+
+    public static boolean supports(int heads, int dc, int dr) {
+        return headsPerGroup(heads) > 0 && dc <= LOCAL * DIMS_PER_THREAD && dc + dr <= MAX_ROW;
+    }
+
+    /** Work-groups for a step: rows · splits · H/G; global size = that · {@link #LOCAL}. */
+    public static int groups(int rows, int numSplits, int heads) {
+        return rows * numSplits * (heads / headsPerGroup(heads));
+    }
+
+    public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvF32, short[] kvBf16, int dtype,
+                               float[] pow2, float[] oPart, float[] lsePart, int[] seqStart, int tokens, int capacity,
+                               int heads, int group, int dn, int dr, int dc, float scale, int numSplits) {
+        int tid = ctx.localIdx;
+        int nThreads = ctx.localGroupSizeX;
+        int wg = ctx.groupIdx;
+        int groupsPerSplit = heads / group;
+        int g = wg % groupsPerSplit;
+        int s = (wg / groupsPerSplit) % numSplits;
+        int r = wg / (groupsPerSplit * numSplits);
+        int b = r / tokens;
+        int len = seqStart[b] + r % tokens + 1;
+        int chunk = (len + numSplits - 1) / numSplits;
+        int lo = s * chunk;
+        int hi = Math.min(len, lo + chunk);
+        int w = dc + dr;
+
+        float[] qs = ctx.allocateFloatLocalArray(MAX_GROUP * MAX_ROW);
+        float[] tile = ctx.allocateFloatLocalArray(TILE * MAX_ROW);
+        float[] p = ctx.allocateFloatLocalArray(MAX_GROUP * TILE);
+        float[] m = ctx.allocateFloatLocalArray(MAX_GROUP);
+        float[] l = ctx.allocateFloatLocalArray(MAX_GROUP);
+        float[] alpha = ctx.allocateFloatLocalArray(MAX_GROUP);
+        float[] acc = new float[MAX_GROUP * DIMS_PER_THREAD];
+
+        for (int i = tid; i < group * w; i += nThreads) {
+            int hh = i / w;
+            int c = i % w;
+            int rh = r * heads + g * group + hh;
+            qs[hh * w + c] = c < dc ? qLat[rh * dc + c] : q[rh * (dn + dr) + dn + c - dc];
+        }
+        if (tid < group) {
+            m[tid] = LatentAttention.NEG_INF;
+            l[tid] = 0f;
+        }
+        for (int i = 0; i < MAX_GROUP * DIMS_PER_THREAD; i++) {
+            acc[i] = 0f;
+        }
+        ctx.localBarrier();
+
+        for (int j0 = lo; j0 < hi; j0 += TILE) {
+            int n = Math.min(TILE, hi - j0);
+            // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads
+            for (int i = tid; i < n * w; i += nThreads) {
+                tile[i] = CacheOps.load(kvF32, kvBf16, dtype, pow2, (b * capacity + j0) * w + i);
+            }
+            ctx.localBarrier();
+            for (int i = tid; i < group * n; i += nThreads) {
+                int hh = i / n;
+                int jj = i % n;
+                float sc = 0f;
+                for (int c = 0; c < w; c++) {
+                    sc += qs[hh * w + c] * tile[jj * w + c];
+                }
+                p[hh * TILE + jj] = scale * sc;
+            }
+            ctx.localBarrier();
+            if (tid < group) {
+                float mTile = LatentAttention.NEG_INF;
+                for (int jj = 0; jj < n; jj++) {
+                    mTile = TornadoMath.max(mTile, p[tid * TILE + jj]);
+                }
+                float mNew = TornadoMath.max(m[tid], mTile);
+                float a = TornadoMath.exp(m[tid] - mNew);
+                float sum = 0f;
+                for (int jj = 0; jj < n; jj++) {
+                    float e = TornadoMath.exp(p[tid * TILE + jj] - mNew);
+                    p[tid * TILE + jj] = e;
+                    sum += e;
+                }
+                l[tid] = l[tid] * a + sum;
+                m[tid] = mNew;
+                alpha[tid] = a;
+            }
+            ctx.localBarrier();
+            for (int hh = 0; hh < group; hh++) {
+                for (int i = 0; i < DIMS_PER_THREAD; i++) {
+                    int c = tid + i * nThreads;
+                    if (c < dc) {
+                        float v = acc[hh * DIMS_PER_THREAD + i] * alpha[hh];
+                        for (int jj = 0; jj < n; jj++) {
+                            v += p[hh * TILE + jj] * tile[jj * w + c];
+                        }
+                        acc[hh * DIMS_PER_THREAD + i] = v;
+                    }
+                }
+            }
+            ctx.localBarrier();
+        }
+
+        for (int hh = 0; hh < group; hh++) {
+            int part = ((r * heads + g * group + hh) * numSplits) + s;
+            float inv = l[hh] > 0f ? 1f / l[hh] : 0f;
+            for (int i = 0; i < DIMS_PER_THREAD; i++) {
+                int c = tid + i * nThreads;
+                if (c < dc) {
+                    oPart[part * dc + c] = acc[hh * DIMS_PER_THREAD + i] * inv;
+                }
+            }
+            if (tid == 0) {
+                lsePart[part] = l[hh] > 0f ? m[hh] + TornadoMath.log(l[hh]) : LatentAttention.NEG_INF;
+            }
+        }
+    }
+}
