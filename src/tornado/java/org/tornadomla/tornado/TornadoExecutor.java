@@ -53,7 +53,7 @@ import java.util.Set;
  * stale is rebuilt, so its first execution copies the current cache in.
  */
 public final class TornadoExecutor implements GraphExecutor {
-    private final TornadoDevice device;
+    private final TornadoDevice device;            // null: TornadoVM's default, and its -D<graph>.<task>.device mapping
     private final String deviceName;
     private final PrintWriter profileOut;
     private final boolean kernelContext;
@@ -77,8 +77,8 @@ public final class TornadoExecutor implements GraphExecutor {
             throw new MlaException("TornadoVM runs need -Dtornado.recover.bailout=False (found " + bailout
                     + "): a kernel that fails to compile must fail, not run in Java; see tornado-config/tornado.argfile");
         }
-        this.device = deviceSpec == null ? TornadoDevices.defaultDevice() : TornadoDevices.resolve(deviceSpec);
-        this.deviceName = TornadoDevices.describe(device);
+        this.device = deviceSpec == null ? null : TornadoDevices.resolve(deviceSpec);
+        this.deviceName = TornadoDevices.describe(device == null ? TornadoDevices.defaultDevice() : device);
         this.profileOut = profileOut;
     }
 
@@ -160,7 +160,8 @@ public final class TornadoExecutor implements GraphExecutor {
             tg.transferToHost(DataTransferMode.EVERY_EXECUTION, arrays(g, used, KernelGraph.Role.OUTPUT));
             tg.transferToHost(DataTransferMode.UNDER_DEMAND, arrays(g, used, KernelGraph.Role.STATE));
             ImmutableTaskGraph itg = tg.snapshot();
-            execution = new TornadoExecutionPlan(itg).withDevice(device);
+            execution = new TornadoExecutionPlan(itg);
+            if (device != null) execution.withDevice(device);
             if (!grids.keySet().isEmpty()) execution.withGridScheduler(grids);
             if (profileOut != null) execution.withProfiler(ProfilerMode.SILENT);
         }

@@ -1,0 +1,31 @@
+"""Minimal safetensors reader/writer (numpy), F32/BF16/F16."""
+import json, struct
+import numpy as np
+
+def save(path, tensors):
+    header, off, blobs = {}, 0, []
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        b = a.astype('<f4').tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b); blobs.append(b)
+    h = json.dumps(header).encode()
+    h += b' ' * ((8 - len(h) % 8) % 8)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(h))); f.write(h)
+        for b in blobs: f.write(b)
+
+def load(path):
+    with open(path, 'rb') as f:
+        n = struct.unpack('<Q', f.read(8))[0]
+        header = json.loads(f.read(n)); data = f.read()
+    out = {}
+    for name, m in header.items():
+        if name == "__metadata__": continue
+        s, e = m["data_offsets"]; raw = data[s:e]
+        if m["dtype"] == "F32": a = np.frombuffer(raw, '<f4')
+        elif m["dtype"] == "F16": a = np.frombuffer(raw, '<f2').astype(np.float32)
+        elif m["dtype"] == "BF16": a = (np.frombuffer(raw, '<u2').astype(np.uint32) << 16).view(np.float32)
+        else: raise ValueError(m["dtype"])
+        out[name] = a.reshape(m["shape"]).copy()
+    return out
