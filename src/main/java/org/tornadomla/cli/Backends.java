@@ -2,6 +2,7 @@ package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.JvmExecutor;
 
 import java.io.PrintWriter;
@@ -9,8 +10,8 @@ import java.lang.reflect.InvocationTargetException;
 import java.util.List;
 
 /**
- * Where the CLI runs the layer's graphs: "java" (the reference kernels on the JVM, always there) or
- * "tornado" (a TornadoVM device). The TornadoVM classes are looked up reflectively, so this build works
+ * Where the CLI runs the layer's graphs: "java-reference" (alias "java": the reference kernels on the JVM,
+ * always there), "java-fast" (multi-threaded Vector API kernels) or "tornado" (a TornadoVM device). The TornadoVM classes are looked up reflectively, so this build works
  * without TornadoVM and says clearly what is missing when it is asked for.
  */
 final class Backends {
@@ -21,15 +22,20 @@ final class Backends {
     }
 
     static GraphExecutor create(String backend, String device, PrintWriter profileOut, boolean kernelContext) {
+        if ((backend.equals("java") || backend.equals("java-reference") || backend.equals("java-fast")) && device != null) {
+            throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        }
         switch (backend) {
-            case "java" -> {
-                if (device != null) throw new MlaException("--device " + device + " needs --backend tornado (the java backend runs on the JVM)");
+            case "java", "java-reference" -> {
                 return new JvmExecutor();
+            }
+            case "java-fast" -> {
+                return new FastExecutor();
             }
             case "tornado" -> {
                 return (GraphExecutor) call(TORNADO_EXECUTOR, null, device, profileOut, kernelContext);
             }
-            default -> throw new MlaException("unknown backend '" + backend + "' (expected java or tornado)");
+            default -> throw new MlaException("unknown backend '" + backend + "' (expected java-reference, java-fast or tornado)");
         }
     }
 

@@ -60,7 +60,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         MlaConfig cfg = MlaConfig.preset(preset).withHiddenSize(hidden);
         CacheDtype dtype = kernel.dtype();
-        GraphExecutor executor = kernel.executor(out);
+        GraphExecutor executor = kernel.executor(out, "java-fast");
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
                 preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
                 cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");

@@ -15,7 +15,9 @@ public final class DevicesCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        out.println("java    the JVM: reference kernels (--backend java, always available)");
+        out.println("java-reference  the JVM: reference kernels, sequential (always available)");
+        out.println("java-fast       the JVM: " + (org.tornadomla.fast.FastExecutor.available()
+                ? new org.tornadomla.fast.FastExecutor().device() : "not available (needs --add-modules jdk.incubator.vector)"));
         try {
             for (String d : Backends.tornadoDevices()) out.println(d);
         } catch (org.tornadomla.MlaException e) {

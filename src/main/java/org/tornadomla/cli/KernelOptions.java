@@ -11,7 +11,8 @@ import java.io.PrintWriter;
 
 /** The options every command that runs the layer shares: backend, device, cache storage, tiling. */
 public final class KernelOptions {
-    @Option(names = "--backend", defaultValue = "java", description = "java (reference kernels on the JVM) or tornado (a TornadoVM device) (default: ${DEFAULT-VALUE})")
+    @Option(names = "--backend", description = "java-reference (alias java: the reference kernels, sequential), java-fast "
+            + "(multi-threaded, Vector API) or tornado (a TornadoVM device); default: java-fast for demo and bench, java-reference otherwise")
     String backend;
 
     @Option(names = "--device", description = "TornadoVM device backend:device as `mla devices` lists them (default: TornadoVM's default device)")
@@ -32,8 +33,9 @@ public final class KernelOptions {
     @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
     int splits;
 
-    /** The executor for --backend/--device; --profile prints to {@code out}. */
-    GraphExecutor executor(PrintWriter out) {
+    /** The executor for --backend (or {@code dflt})/--device; --profile prints to {@code out}. */
+    GraphExecutor executor(PrintWriter out, String dflt) {
+        String backend = this.backend == null ? dflt : this.backend;
         if ((profile || plainKernels) && !backend.equals("tornado")) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }

@@ -81,7 +81,7 @@ public final class RunLayerCommand implements Callable<Integer> {
                 decodes.add(in.readFloats(di.name()));
             }
         }
-        try (MlaLayer mla = new MlaLayer(w, kernel.executor(out))) {
+        try (MlaLayer mla = new MlaLayer(w, kernel.executor(out, "java-reference"))) {
             run(out, mla, opt, dtype, batch, tokens, prefill, decodes);
         }
         return 0;

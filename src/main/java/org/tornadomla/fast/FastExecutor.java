@@ -1,0 +1,79 @@
+package org.tornadomla.fast;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.graph.DeviceResident;
+import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.graph.KernelGraph;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
+ * reference kernels that have a fast version, and the reference kernels for the rest (the cheap ones:
+ * norms, RoPE, cache append, combine). Results match the reference within float rounding (the sums are
+ * taken in another order).
+ */
+public final class FastExecutor implements GraphExecutor {
+    private final Map<Method, MethodHandle> fast = new HashMap<>();
+
+    public FastExecutor() {
+        if (!available()) {
+            throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
+                    + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
+        }
+        Map<String, Method> byName = new HashMap<>();
+        for (Method m : VectorKernels.class.getDeclaredMethods()) {
+            if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers()) && m.getReturnType() == void.class) {
+                byName.put(m.getName(), m);
+            }
+        }
+        this.byName = byName;
+    }
+
+    private final Map<String, Method> byName;
+
+    /** Whether this JVM was started with the Vector API module. */
+    public static boolean available() {
+        return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
+    }
+
+    /** The fast version of a reference kernel (same name and parameters), or null. */
+    MethodHandle fastVersion(Method kernel) {
+        return fast.computeIfAbsent(kernel, k -> {
+            Method m = byName.get(k.getName());
+            if (m == null || !Arrays.equals(m.getParameterTypes(), k.getParameterTypes())) return null;
+            try {
+                return MethodHandles.publicLookup().unreflect(m);
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @Override
+    public void execute(KernelGraph graph) {
+        for (DeviceResident s : graph.states()) s.toHost();
+        for (KernelGraph.Task t : graph.tasks()) {
+            MethodHandle h = fastVersion(t.kernel());
+            try {
+                (h != null ? h : t.handle()).invokeWithArguments(t.args());
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new IllegalStateException("task " + t.name() + " failed", e);
+            }
+        }
+    }
+
+    @Override
+    public String device() {
+        return "java-fast (Vector API " + VectorKernels.SPECIES.vectorBitSize() + "-bit, "
+                + Runtime.getRuntime().availableProcessors() + " threads)";
+    }
+}
