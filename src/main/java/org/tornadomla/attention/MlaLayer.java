@@ -48,7 +48,6 @@ public final class MlaLayer implements AutoCloseable {
     private final GraphExecutor executor;
     private final float[] invFreq;
     private final float cosSinScale;
-    private final float scale;
     private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
 
     /** A layer on the JVM reference executor. */
@@ -62,7 +61,6 @@ public final class MlaLayer implements AutoCloseable {
         this.executor = Objects.requireNonNull(executor, "executor");
         this.invFreq = RopeFrequencies.inverseFrequencies(c);
         this.cosSinScale = RopeFrequencies.cosSinScale(c);
-        this.scale = (float) c.softmaxScale();
     }
 
     public MlaConfig config() {
@@ -194,6 +192,26 @@ public final class MlaLayer implements AutoCloseable {
 
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
+        addAttention(g, c, wkvB, cache, q, o, seqStart, pow2, tokens, opt);
+
+        // 5. output projection
+        project(g, "o_proj", o, g.weight("o_proj", w.wo), y, rows, h * dv, d);
+        return new Step(g, x, seqStart, y);
+    }
+
+    /**
+     * Step 4 of the dataflow, the attention core: from the roped query q [rows, H, d_n+d_r] and the cache
+     * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path. The benchmarks build a
+     * graph of this part alone.
+     */
+    public static void addAttention(KernelGraph g, MlaConfig c, float[] wkvB, LatentCache cache, float[] q, float[] o,
+                                    int[] seqStart, float[] pow2, int tokens, AttentionOptions opt) {
+        final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
+        final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
+        final int dt = cache.dtype().code;
+        final float scale = (float) c.softmaxScale();
+        float[] kv32 = cache.f32();
+        short[] kv16 = cache.bf16();
         switch (opt.path()) {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
@@ -232,9 +250,6 @@ public final class MlaLayer implements AutoCloseable {
             }
         }
 
-        // 5. output projection
-        project(g, "o_proj", o, g.weight("o_proj", w.wo), y, rows, h * dv, d);
-        return new Step(g, x, seqStart, y);
     }
 
     private static void project(KernelGraph g, String name, float[] x, float[] weight, float[] y, int rows, int in, int out) {

@@ -132,6 +132,31 @@ public final class LatentCache implements DeviceResident {
         }
     }
 
+    /**
+     * Replaces sequence b's content with {@code n} tokens: latent [n, kv_lora_rank] and roped keys
+     * [n, qk_rope_head_dim] (rounded to bf16 when stored as bf16). Checked before anything is written.
+     */
+    public void write(int b, float[] latent, float[] ropeKey) {
+        java.util.Objects.checkIndex(b, batch);
+        if (latent.length % kvLoraRank != 0 || ropeKey.length % ropeDim != 0
+                || latent.length / kvLoraRank != ropeKey.length / ropeDim) {
+            throw new MlaException("cache write: expected latent [n, " + kvLoraRank + "] and rope keys [n, " + ropeDim
+                    + "] for the same n, found " + latent.length + " and " + ropeKey.length + " numbers");
+        }
+        int n = latent.length / kvLoraRank;
+        if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
+        toHost();
+        int w = kvLoraRank + ropeDim;
+        for (int t = 0; t < n; t++) {
+            int row = (b * capacity + t) * w;
+            for (int i = 0; i < w; i++) {
+                float v = i < kvLoraRank ? latent[t * kvLoraRank + i] : ropeKey[t * ropeDim + i - kvLoraRank];
+                if (dtype == CacheDtype.F32) f32[row + i] = v; else bf16[row + i] = Bf16Bits.encode(v);
+            }
+        }
+        lengths[b] = n;
+    }
+
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
     public float[] latent(int b) {
         return read(b, 0, kvLoraRank);

@@ -1,7 +1,10 @@
 package org.tornadomla.fast;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
@@ -26,10 +29,14 @@ public final class VectorKernels {
 
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int L = SPECIES.length();
+    private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2));
+    private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, SPECIES.vectorShape());
     /** Heads and cached tokens per register block. */
     private static final int HB = 4, JB = 4;
-    /** Cached rows decoded/visited per block in the values kernel. */
+    /** Cached rows per block: 64 rows of 576 floats (147 KB) stay in L2 while every head of a group uses them. */
     private static final int ROWS = 64;
+    /** Heads per parallel task: a task streams the cache once for this many heads (8 measured best here, see docs/benchmarks.md). */
+    private static final int GROUP = 8;
 
     private static final ThreadLocal<float[]> ROW_BUF = ThreadLocal.withInitial(() -> new float[0]);
 
@@ -68,8 +75,13 @@ public final class VectorKernels {
     /** Cache rows [row, row+n) of width w as f32: the cache itself (offset returned) or decoded into buf. */
     private static int rows(float[] kv32, short[] kv16, int dtype, float[] pow2, int row, int n, int w, float[] buf) {
         if (dtype != CacheOps.BF16) return row * w;
-        int from = row * w;
-        for (int i = 0; i < n * w; i++) buf[i] = Bf16.decode(kv16[from + i], pow2);
+        int from = row * w, count = n * w, i = 0;
+        // bf16 is the top half of a float: widen to int, shift left by 16, reinterpret (finite values as Bf16.decode)
+        for (; i <= count - L; i += L) {
+            ((IntVector) ShortVector.fromArray(SHORTS, kv16, from + i).convertShape(VectorOperators.S2I, INTS, 0))
+                    .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(buf, i);
+        }
+        for (; i < count; i++) buf[i] = Bf16.decode(kv16[from + i], pow2);
         return 0;
     }
 
@@ -112,65 +124,81 @@ public final class VectorKernels {
                                       float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr;
-        int blocks = (heads + HB - 1) / HB;
-        IntStream.range(0, batch * tokens * blocks).parallel().forEach(task -> {
-            int r = task / blocks, h0 = (task % blocks) * HB, nh = Math.min(HB, heads - h0);
+        int groups = (heads + GROUP - 1) / GROUP;
+        IntStream.range(0, batch * tokens * groups).parallel().forEach(task -> {
+            int r = task / groups, h0 = (task % groups) * GROUP, nh = Math.min(GROUP, heads - h0);
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(JB * w) : null;
-            for (int j0 = 0; j0 < len; j0 += JB) {
-                int nj = Math.min(JB, len - j0);
+            int[] qOff = new int[nh], peOff = new int[nh], sOff = new int[nh];
+            for (int hh = 0; hh < nh; hh++) {
+                int rh = r * heads + h0 + hh;
+                qOff[hh] = rh * dc;
+                peOff[hh] = rh * (dn + dr) + dn;
+                sOff[hh] = rh * capacity;
+            }
+            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(ROWS * w) : null;
+            for (int j0 = 0; j0 < len; j0 += ROWS) {
+                int nj = Math.min(ROWS, len - j0);
                 float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, nj, w, buf);
-                if (nh == HB && nj == JB && dc % L == 0 && dr % L == 0) {
-                    scoreBlock(qLat, q, src, off, scores, r, h0, heads, j0, capacity, dn, dr, dc, scale);
-                } else {
-                    for (int hh = 0; hh < nh; hh++) {
-                        int rh = r * heads + h0 + hh;
-                        for (int jj = 0; jj < nj; jj++) {
-                            int row = off + jj * w;
-                            float s = dot(qLat, rh * dc, src, row, dc) + dot(q, rh * (dn + dr) + dn, src, row + dc, dr);
-                            scores[rh * capacity + j0 + jj] = s * scale;
-                        }
-                    }
-                }
+                scoreTile(qLat, qOff, q, peOff, nh, src, off, nj, dc, dr, scores, sOff, j0, scale);
             }
         });
     }
 
-    /** 4 heads × 4 cached rows of scores: 16 vector accumulators over the 576 numbers of a row. */
-    private static void scoreBlock(float[] qLat, float[] q, float[] src, int off, float[] scores, int r, int h0, int heads,
-                                   int j0, int capacity, int dn, int dr, int dc, float scale) {
+    /**
+     * out[sOff[hh] + j0 + jj] = scale·(q_lat[qOff[hh]]·row_jj[:d_c] + q[peOff[hh]]·row_jj[d_c:]) for nh heads and
+     * nj rows src[off + jj·w]: 4 × 4 register blocks where the dimensions allow, dot products elsewhere.
+     */
+    static void scoreTile(float[] qLat, int[] qOff, float[] q, int[] peOff, int nh, float[] src, int off, int nj,
+                          int dc, int dr, float[] out, int[] sOff, int j0, float scale) {
         int w = dc + dr;
-        int rh = r * heads + h0;
+        boolean vec = dc % L == 0 && dr % L == 0;
+        for (int h = 0; h < nh; h += HB) {
+            for (int jj = 0; jj < nj; jj += JB) {
+                if (vec && h + HB <= nh && jj + JB <= nj) {
+                    scoreBlock(qLat, qOff, q, peOff, h, src, off + jj * w, w, dc, dr, out, sOff, j0 + jj, scale);
+                } else {
+                    for (int hh = h; hh < Math.min(nh, h + HB); hh++) {
+                        for (int j = jj; j < Math.min(nj, jj + JB); j++) {
+                            int row = off + j * w;
+                            out[sOff[hh] + j0 + j] = scale * (dot(qLat, qOff[hh], src, row, dc) + dot(q, peOff[hh], src, row + dc, dr));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** 4 heads × 4 rows: 16 vector accumulators over the d_c + d_r numbers of a row, 8 loads per 16 FMAs. */
+    private static void scoreBlock(float[] qLat, int[] qOff, float[] q, int[] peOff, int h, float[] src, int off, int w,
+                                   int dc, int dr, float[] out, int[] sOff, int j, float scale) {
         FloatVector a00 = FloatVector.zero(SPECIES), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
         for (int part = 0; part < 2; part++) {
             // part 0: q_lat·c_kv over d_c; part 1: q_pe·k_pe over d_r
             float[] qa = part == 0 ? qLat : q;
-            int n = part == 0 ? dc : dr;
-            int qs = part == 0 ? dc : dn + dr;
-            int qo = part == 0 ? 0 : dn;
-            int ko = part == 0 ? 0 : dc;
+            int[] qo = part == 0 ? qOff : peOff;
+            int n = part == 0 ? dc : dr, ko = part == 0 ? 0 : dc;
+            int o0 = qo[h], o1 = qo[h + 1], o2 = qo[h + 2], o3 = qo[h + 3];
             for (int c = 0; c < n; c += L) {
                 FloatVector k0 = FloatVector.fromArray(SPECIES, src, off + ko + c);
                 FloatVector k1 = FloatVector.fromArray(SPECIES, src, off + w + ko + c);
                 FloatVector k2 = FloatVector.fromArray(SPECIES, src, off + 2 * w + ko + c);
                 FloatVector k3 = FloatVector.fromArray(SPECIES, src, off + 3 * w + ko + c);
-                FloatVector q0 = FloatVector.fromArray(SPECIES, qa, rh * qs + qo + c);
+                FloatVector q0 = FloatVector.fromArray(SPECIES, qa, o0 + c);
                 a00 = q0.fma(k0, a00); a01 = q0.fma(k1, a01); a02 = q0.fma(k2, a02); a03 = q0.fma(k3, a03);
-                FloatVector q1 = FloatVector.fromArray(SPECIES, qa, (rh + 1) * qs + qo + c);
+                FloatVector q1 = FloatVector.fromArray(SPECIES, qa, o1 + c);
                 a10 = q1.fma(k0, a10); a11 = q1.fma(k1, a11); a12 = q1.fma(k2, a12); a13 = q1.fma(k3, a13);
-                FloatVector q2 = FloatVector.fromArray(SPECIES, qa, (rh + 2) * qs + qo + c);
+                FloatVector q2 = FloatVector.fromArray(SPECIES, qa, o2 + c);
                 a20 = q2.fma(k0, a20); a21 = q2.fma(k1, a21); a22 = q2.fma(k2, a22); a23 = q2.fma(k3, a23);
-                FloatVector q3 = FloatVector.fromArray(SPECIES, qa, (rh + 3) * qs + qo + c);
+                FloatVector q3 = FloatVector.fromArray(SPECIES, qa, o3 + c);
                 a30 = q3.fma(k0, a30); a31 = q3.fma(k1, a31); a32 = q3.fma(k2, a32); a33 = q3.fma(k3, a33);
             }
         }
-        int s0 = rh * capacity + j0;
-        store(scores, s0, scale, a00, a01, a02, a03);
-        store(scores, s0 + capacity, scale, a10, a11, a12, a13);
-        store(scores, s0 + 2 * capacity, scale, a20, a21, a22, a23);
-        store(scores, s0 + 3 * capacity, scale, a30, a31, a32, a33);
+        store(out, sOff[h] + j, scale, a00, a01, a02, a03);
+        store(out, sOff[h + 1] + j, scale, a10, a11, a12, a13);
+        store(out, sOff[h + 2] + j, scale, a20, a21, a22, a23);
+        store(out, sOff[h + 3] + j, scale, a30, a31, a32, a33);
     }
 
     private static void store(float[] s, int at, float scale, FloatVector a, FloatVector b, FloatVector c, FloatVector d) {
@@ -190,58 +218,85 @@ public final class VectorKernels {
             for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(SPECIES, scores, base + j));
             float max = vmax.reduceLanes(VectorOperators.MAX);
             for (; j < len; j++) max = Math.max(max, scores[base + j]);
-            float sum = 0f;
-            for (j = 0; j < len; j++) {
+            FloatVector vm = FloatVector.broadcast(SPECIES, max), vsum = FloatVector.zero(SPECIES);
+            for (j = 0; j <= len - L; j += L) {
+                FloatVector e = FloatVector.fromArray(SPECIES, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
+                e.intoArray(scores, base + j);
+                vsum = vsum.add(e);
+            }
+            float sum = vsum.reduceLanes(VectorOperators.ADD);
+            for (; j < len; j++) {
                 float e = (float) Math.exp(scores[base + j] - max);
                 scores[base + j] = e;
                 sum += e;
             }
-            FloatVector inv = FloatVector.broadcast(SPECIES, 1f / sum);
-            for (j = 0; j <= len - L; j += L) FloatVector.fromArray(SPECIES, scores, base + j).mul(inv).intoArray(scores, base + j);
-            for (; j < len; j++) scores[base + j] *= 1f / sum;
+            float inv = 1f / sum;
+            FloatVector vinv = FloatVector.broadcast(SPECIES, inv);
+            for (j = 0; j <= len - L; j += L) FloatVector.fromArray(SPECIES, scores, base + j).mul(vinv).intoArray(scores, base + j);
+            for (; j < len; j++) scores[base + j] *= inv;
         });
     }
 
     public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, int dtype, float[] pow2, float[] oLat,
                                       int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
         int w = dc + dr;
-        int blocks = (heads + HB - 1) / HB;
-        IntStream.range(0, batch * tokens * blocks).parallel().forEach(task -> {
-            int r = task / blocks, h0 = (task % blocks) * HB, nh = Math.min(HB, heads - h0);
+        int groups = (heads + GROUP - 1) / GROUP;
+        IntStream.range(0, batch * tokens * groups).parallel().forEach(task -> {
+            int r = task / groups, h0 = (task % groups) * GROUP, nh = Math.min(GROUP, heads - h0);
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
-            int o0 = (r * heads + h0) * dc;
-            java.util.Arrays.fill(oLat, o0, o0 + nh * dc, 0f);
+            int[] pOff = new int[nh], aOff = new int[nh];
+            for (int hh = 0; hh < nh; hh++) {
+                pOff[hh] = (r * heads + h0 + hh) * capacity;
+                aOff[hh] = (r * heads + h0 + hh) * dc;
+            }
+            java.util.Arrays.fill(oLat, aOff[0], aOff[0] + nh * dc, 0f);
             float[] buf = dtype == CacheOps.BF16 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
                 float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, nj, w, buf);
-                int p0 = (r * heads + h0) * capacity + j0;
-                if (nh == HB && dc % L == 0) {
-                    for (int c = 0; c < dc; c += L) {
-                        FloatVector s0 = FloatVector.fromArray(SPECIES, oLat, o0 + c);
-                        FloatVector s1 = FloatVector.fromArray(SPECIES, oLat, o0 + dc + c);
-                        FloatVector s2 = FloatVector.fromArray(SPECIES, oLat, o0 + 2 * dc + c);
-                        FloatVector s3 = FloatVector.fromArray(SPECIES, oLat, o0 + 3 * dc + c);
-                        for (int jj = 0; jj < nj; jj++) {
-                            FloatVector v = FloatVector.fromArray(SPECIES, src, off + jj * w + c);
-                            s0 = v.fma(FloatVector.broadcast(SPECIES, probs[p0 + jj]), s0);
-                            s1 = v.fma(FloatVector.broadcast(SPECIES, probs[p0 + capacity + jj]), s1);
-                            s2 = v.fma(FloatVector.broadcast(SPECIES, probs[p0 + 2 * capacity + jj]), s2);
-                            s3 = v.fma(FloatVector.broadcast(SPECIES, probs[p0 + 3 * capacity + jj]), s3);
-                        }
-                        s0.intoArray(oLat, o0 + c);
-                        s1.intoArray(oLat, o0 + dc + c);
-                        s2.intoArray(oLat, o0 + 2 * dc + c);
-                        s3.intoArray(oLat, o0 + 3 * dc + c);
-                    }
-                } else {
-                    for (int hh = 0; hh < nh; hh++) {
-                        for (int jj = 0; jj < nj; jj++) axpy(probs[p0 + hh * capacity + jj], src, off + jj * w, oLat, o0 + hh * dc, dc);
-                    }
-                }
+                valueTile(probs, pOff, j0, nh, src, off, w, nj, dc, oLat, aOff);
             }
         });
+    }
+
+    /**
+     * acc[aOff[hh] + c] += Σ_jj p[pOff[hh] + j0 + jj]·src[off + jj·w + c] for nh heads, c &lt; d_c: blocks of 4 heads ×
+     * 2 vectors of latent dims (8 accumulators; per row 2 loads and 4 broadcasts for 8 FMAs).
+     */
+    static void valueTile(float[] p, int[] pOff, int j0, int nh, float[] src, int off, int w, int nj, int dc, float[] acc, int[] aOff) {
+        int h = 0;
+        if (dc % (2 * L) == 0) {
+            for (; h + HB <= nh; h += HB) {
+                int p0 = pOff[h] + j0, p1 = pOff[h + 1] + j0, p2 = pOff[h + 2] + j0, p3 = pOff[h + 3] + j0;
+                int o0 = aOff[h], o1 = aOff[h + 1], o2 = aOff[h + 2], o3 = aOff[h + 3];
+                for (int c = 0; c < dc; c += 2 * L) {
+                    FloatVector s0 = FloatVector.fromArray(SPECIES, acc, o0 + c), t0 = FloatVector.fromArray(SPECIES, acc, o0 + c + L);
+                    FloatVector s1 = FloatVector.fromArray(SPECIES, acc, o1 + c), t1 = FloatVector.fromArray(SPECIES, acc, o1 + c + L);
+                    FloatVector s2 = FloatVector.fromArray(SPECIES, acc, o2 + c), t2 = FloatVector.fromArray(SPECIES, acc, o2 + c + L);
+                    FloatVector s3 = FloatVector.fromArray(SPECIES, acc, o3 + c), t3 = FloatVector.fromArray(SPECIES, acc, o3 + c + L);
+                    for (int jj = 0; jj < nj; jj++) {
+                        FloatVector v = FloatVector.fromArray(SPECIES, src, off + jj * w + c);
+                        FloatVector u = FloatVector.fromArray(SPECIES, src, off + jj * w + c + L);
+                        FloatVector b0 = FloatVector.broadcast(SPECIES, p[p0 + jj]);
+                        s0 = v.fma(b0, s0); t0 = u.fma(b0, t0);
+                        FloatVector b1 = FloatVector.broadcast(SPECIES, p[p1 + jj]);
+                        s1 = v.fma(b1, s1); t1 = u.fma(b1, t1);
+                        FloatVector b2 = FloatVector.broadcast(SPECIES, p[p2 + jj]);
+                        s2 = v.fma(b2, s2); t2 = u.fma(b2, t2);
+                        FloatVector b3 = FloatVector.broadcast(SPECIES, p[p3 + jj]);
+                        s3 = v.fma(b3, s3); t3 = u.fma(b3, t3);
+                    }
+                    s0.intoArray(acc, o0 + c); t0.intoArray(acc, o0 + c + L);
+                    s1.intoArray(acc, o1 + c); t1.intoArray(acc, o1 + c + L);
+                    s2.intoArray(acc, o2 + c); t2.intoArray(acc, o2 + c + L);
+                    s3.intoArray(acc, o3 + c); t3.intoArray(acc, o3 + c + L);
+                }
+            }
+        }
+        for (; h < nh; h++) {
+            for (int jj = 0; jj < nj; jj++) axpy(p[pOff[h] + j0 + jj], src, off + jj * w, acc, aOff[h], dc);
+        }
     }
 
     // ------------------------------------------------------------------ tiled (online softmax, split-KV)
@@ -250,42 +305,69 @@ public final class VectorKernels {
                                   float[] oPart, float[] lsePart, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr;
-        IntStream.range(0, batch * tokens * heads * numSplits).parallel().forEach(part -> {
-            int s = part % numSplits, rh = part / numSplits, r = rh / heads;
+        int groups = (heads + GROUP - 1) / GROUP;
+        IntStream.range(0, batch * tokens * numSplits * groups).parallel().forEach(task -> {
+            int g = task % groups, s = (task / groups) % numSplits, r = task / (groups * numSplits);
+            int h0 = g * GROUP, nh = Math.min(GROUP, heads - h0);
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
             int chunk = (len + numSplits - 1) / numSplits, lo = s * chunk, hi = Math.min(len, lo + chunk);
-            int acc = part * dc, tile = part * tileSize;
-            java.util.Arrays.fill(oPart, acc, acc + dc, 0f);
+            int[] qOff = new int[nh], peOff = new int[nh], tOff = new int[nh], aOff = new int[nh];
+            float[] m = new float[nh], l = new float[nh];
+            for (int hh = 0; hh < nh; hh++) {
+                int rh = r * heads + h0 + hh, part = rh * numSplits + s;
+                qOff[hh] = rh * dc;
+                peOff[hh] = rh * (dn + dr) + dn;
+                tOff[hh] = part * tileSize;          // this head's tile of scores, reused as probabilities
+                aOff[hh] = part * dc;
+                java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
+                m[hh] = LatentAttention.NEG_INF;
+            }
             float[] buf = dtype == CacheOps.BF16 ? rowBuffer(tileSize * w) : null;
-            float m = LatentAttention.NEG_INF, l = 0f;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
                 int n = Math.min(tileSize, hi - j0);
                 float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, n, w, buf);
-                float mTile = LatentAttention.NEG_INF;
-                for (int jj = 0; jj < n; jj++) {
-                    int row = off + jj * w;
-                    float sc = scale * (dot(qLat, rh * dc, src, row, dc) + dot(q, rh * (dn + dr) + dn, src, row + dc, dr));
-                    sTile[tile + jj] = sc;
-                    mTile = Math.max(mTile, sc);
+                scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
+                for (int hh = 0; hh < nh; hh++) {
+                    float mTile = LatentAttention.NEG_INF;
+                    for (int jj = 0; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
+                    float mNew = Math.max(m[hh], mTile);
+                    float alpha = (float) Math.exp(m[hh] - mNew);
+                    float sum = 0f;
+                    for (int jj = 0; jj < n; jj++) {
+                        float e = (float) Math.exp(sTile[tOff[hh] + jj] - mNew);
+                        sTile[tOff[hh] + jj] = e;
+                        sum += e;
+                    }
+                    l[hh] = l[hh] * alpha + sum;
+                    m[hh] = mNew;
+                    scaleInPlace(oPart, aOff[hh], dc, alpha);
                 }
-                float mNew = Math.max(m, mTile);
-                float alpha = (float) Math.exp(m - mNew);
-                l *= alpha;
-                scaleInPlace(oPart, acc, dc, alpha);
-                for (int jj = 0; jj < n; jj++) {
-                    float p = (float) Math.exp(sTile[tile + jj] - mNew);
-                    l += p;
-                    axpy(p, src, off + jj * w, oPart, acc, dc);
+                valueTile(sTile, tOff, 0, nh, src, off, w, n, dc, oPart, aOff);
+            }
+            for (int hh = 0; hh < nh; hh++) {
+                int part = (r * heads + h0 + hh) * numSplits + s;
+                if (l[hh] > 0f) {
+                    scaleInPlace(oPart, aOff[hh], dc, 1f / l[hh]);
+                    lsePart[part] = m[hh] + (float) Math.log(l[hh]);
+                } else {
+                    lsePart[part] = LatentAttention.NEG_INF;
                 }
-                m = mNew;
             }
-            if (l > 0f) {
-                scaleInPlace(oPart, acc, dc, 1f / l);
-                lsePart[part] = m + (float) Math.log(l);
-            } else {
-                lsePart[part] = LatentAttention.NEG_INF;
-            }
+        });
+    }
+
+    /** The split weights exp(lse_s − max lse) once per (row, head), then a vector sum of the split outputs. */
+    public static void combine(float[] oPart, float[] lsePart, float[] oLat, int rows, int heads, int numSplits, int dc) {
+        IntStream.range(0, rows * heads).parallel().forEach(rh -> {
+            int part0 = rh * numSplits;
+            float lseMax = LatentAttention.NEG_INF;
+            for (int s = 0; s < numSplits; s++) lseMax = Math.max(lseMax, lsePart[part0 + s]);
+            float wSum = 0f;
+            float[] wts = new float[numSplits];
+            for (int s = 0; s < numSplits; s++) wSum += (wts[s] = (float) Math.exp(lsePart[part0 + s] - lseMax));
+            java.util.Arrays.fill(oLat, rh * dc, rh * dc + dc, 0f);
+            for (int s = 0; s < numSplits; s++) axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
         });
     }
 

@@ -20,7 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -176,5 +178,31 @@ class CliTest {
         assertTrue(Double.parseDouble(tiled[tiled.length - 1]) < 1e-5, r.out);
         assertTrue(r.out.contains("MLA (c_kv + k_pe: 512 + 64)") && r.out.contains("5,120 numbers"), r.out);
         assertEquals(2, mla("demo", "--prefill", "0").code);
+    }
+
+    @Test
+    void benchWritesTheTableTheCsvAndAChart() throws IOException {
+        Path csv = dir.resolve("out.csv"), png = dir.resolve("out.png");
+        Run r = mla("bench", "--quick", "--backends", "java-reference,java-fast", "--heads", "4", "--context", "40", "--dtype", "f32,bf16",
+                "--budget-ms", "20", "--csv", csv.toString(), "--chart", png.toString());
+        assertEquals(0, r.code, r.err);
+        List<String> lines = Files.readAllLines(csv);
+        assertEquals("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s", lines.get(0));
+        assertEquals(1 + 2 * 2 * 2, lines.size(), String.join("\n", lines));      // 2 backends × 2 paths × 2 dtypes
+        for (String l : lines.subList(1, lines.size())) {
+            String[] f = l.split(",");
+            assertEquals(9, f.length, l);
+            assertTrue(Double.parseDouble(f[6]) > 0 && Double.parseDouble(f[8]) > 0, l);
+            // GFLOP/s is the shape's FLOPs over the time: B·(2·H·T·576 + 2·H·T·512 + 2·H·512·256) / ms
+            double flops = 2.0 * 4 * 40 * 576 + 2.0 * 4 * 40 * 512 + 2.0 * 4 * 512 * 256;
+            assertEquals(flops / (Double.parseDouble(f[6]) * 1e-3) / 1e9, Double.parseDouble(f[8]), 1e-3 * Double.parseDouble(f[8]), l);
+        }
+        byte[] head = java.util.Arrays.copyOf(Files.readAllBytes(png), 8);
+        assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, head);
+        // java-fast is checked against the reference kernels in the same run
+        assertTrue(r.out.lines().filter(l -> l.startsWith("java-fast")).allMatch(l -> l.matches(".* [0-9.]+e[-+][0-9]+ .*")), r.out);
+        assertTrue(r.out.contains("limits:") && r.out.contains("GFLOP/s FMA peak"), r.out);
+        assertEquals(2, mla("bench", "--path", "naive").code);
+        assertEquals(2, mla("bench", "--backends", "cuda").code);
     }
 }

@@ -1,0 +1,117 @@
+package org.tornadomla.bench;
+
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.weights.MlaWeights;
+
+import java.util.SplittableRandom;
+
+/**
+ * One decode step of the attention core: from the roped query to o [B, H, d_v] over a cache holding
+ * {@code context} tokens per sequence (absorb_q … unabsorb_v of {@link MlaLayer#addAttention}), with
+ * DeepSeek-V3's latent geometry (d_c 512, d_r 64, d_n = d_v = 128) and a chosen head count. Projections and
+ * the cache append are not part of it. Setup (weights, cache fill) is done once in the constructor.
+ */
+public final class DecodeBench {
+    /** A benchmark shape. */
+    public record Shape(AttentionPath path, CacheDtype dtype, int batch, int heads, int context) {
+        public String label() {
+            return "B" + batch + " H" + heads + " T" + context + " " + path + " " + dtype;
+        }
+    }
+
+    /** Timing of one backend on one shape. */
+    public record Result(String backend, Shape shape, double msPerStep, int iterations, double maxAbsDiff) {
+        public double gbPerS() {
+            return latentBytes(shape) / (msPerStep * 1e-3) / 1e9;
+        }
+
+        public double gflopPerS() {
+            return flops(shape) / (msPerStep * 1e-3) / 1e9;
+        }
+    }
+
+    private final Shape shape;
+    private final KernelGraph graph;
+    private final float[] out;
+
+    public DecodeBench(Shape shape, long seed) {
+        this.shape = shape;
+        MlaConfig base = MlaConfig.deepseekV3();
+        MlaConfig c = new MlaConfig(base.hiddenSize(), shape.heads(), base.qLoraRank(), base.kvLoraRank(), base.qkNopeHeadDim(),
+                base.qkRopeHeadDim(), base.vHeadDim(), base.ropeTheta(), base.rmsNormEps(), base.maxPositionEmbeddings(),
+                base.numHiddenLayers(), base.ropeScaling());
+        SplittableRandom rnd = new SplittableRandom(seed);
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
+        LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
+        for (int b = 0; b < shape.batch(); b++) {
+            cache.write(b, gaussian(rnd, shape.context() * dc, 1), gaussian(rnd, shape.context() * dr, 1));
+        }
+        graph = new KernelGraph("decode");
+        float[] q = graph.input("q", gaussian(rnd, shape.batch() * h * c.qkHeadDim(), 1));
+        int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
+        java.util.Arrays.fill(seqStart, shape.context() - 1);
+        float[] pow2 = graph.weight("pow2", Bf16.POW2);
+        graph.state("cache", cache);
+        float[] wkvB = graph.weight("kv_b_proj", gaussian(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
+        out = graph.output("o", new float[shape.batch() * h * c.vHeadDim()]);
+        MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, pow2, 1, AttentionOptions.of(shape.path()));
+    }
+
+    public Shape shape() {
+        return shape;
+    }
+
+    /** Runs the step once on {@code executor}; returns o (a copy). */
+    public float[] runOnce(GraphExecutor executor) {
+        executor.execute(graph);
+        return out.clone();
+    }
+
+    /**
+     * Warm-up (at least one step, and until a fifth of the budget), then timed steps until {@code budgetMs}
+     * has passed (at least {@code minIterations}); mean ms per step.
+     */
+    public double[] time(GraphExecutor executor, double budgetMs, int minIterations) {
+        long t0 = System.nanoTime();
+        do {
+            executor.execute(graph);
+        } while ((System.nanoTime() - t0) / 1e6 < budgetMs / 5);
+        int n = 0;
+        long start = System.nanoTime();
+        do {
+            executor.execute(graph);
+            n++;
+        } while (n < minIterations || (System.nanoTime() - start) / 1e6 < budgetMs);
+        return new double[] {(System.nanoTime() - start) / 1e6 / n, n};
+    }
+
+    /** Frees what {@code executor} holds for this benchmark's graph (device memory under TornadoVM). */
+    public void release(GraphExecutor executor) {
+        executor.release(graph);
+    }
+
+    /** Latent bytes read per step: B·T·(d_c + d_r)·bytes(dtype), the cache read once. */
+    public static double latentBytes(Shape s) {
+        return (double) s.batch() * s.context() * (512 + 64) * s.dtype().bytes;
+    }
+
+    /** FLOPs per step: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (DESIGN.md §1.3). */
+    public static double flops(Shape s) {
+        double h = s.heads(), t = s.context();
+        return s.batch() * (2 * h * t * (512 + 64) + 2 * h * t * 512 + 2 * h * 512 * (128 + 128));
+    }
+
+    private static float[] gaussian(SplittableRandom rnd, int n, double std) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) (std * MlaWeights.gaussian(rnd));
+        return a;
+    }
+}
