@@ -69,6 +69,11 @@ public final class DecodeBench {
         return shape;
     }
 
+    /** Runs the step once on {@code executor} (what a benchmark times). */
+    public void step(GraphExecutor executor) {
+        executor.execute(graph);
+    }
+
     /** Runs the step once on {@code executor}; returns o (a copy). */
     public float[] runOnce(GraphExecutor executor) {
         executor.execute(graph);

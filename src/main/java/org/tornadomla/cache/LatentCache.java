@@ -101,6 +101,12 @@ public final class LatentCache implements DeviceResident {
         for (int b = 0; b < batch; b++) lengths[b] += tokens;
     }
 
+    /** Keeps the first {@code length} tokens of every sequence (e.g. to roll back a speculative step). */
+    public void truncate(int length) {
+        if (length < 0) throw new MlaException("cache truncate: length must be >= 0, found " + length);
+        for (int b = 0; b < batch; b++) lengths[b] = Math.min(lengths[b], length);
+    }
+
     /** Forgets every token (storage is reused). */
     public void clear() {
         Arrays.fill(lengths, 0);
