@@ -52,15 +52,15 @@ public final class DecodeBench {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
         for (int b = 0; b < shape.batch(); b++) {
-            cache.write(b, gaussian(rnd, shape.context() * dc, 1), gaussian(rnd, shape.context() * dr, 1));
+            cache.write(b, MlaWeights.gaussians(rnd, shape.context() * dc, 1), MlaWeights.gaussians(rnd, shape.context() * dr, 1));
         }
         graph = new KernelGraph("decode");
-        float[] q = graph.input("q", gaussian(rnd, shape.batch() * h * c.qkHeadDim(), 1));
+        float[] q = graph.input("q", MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1));
         int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
         java.util.Arrays.fill(seqStart, shape.context() - 1);
         float[] pow2 = graph.weight("pow2", Bf16.POW2);
         graph.state("cache", cache);
-        float[] wkvB = graph.weight("kv_b_proj", gaussian(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
+        float[] wkvB = graph.weight("kv_b_proj", MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
         out = graph.output("o", new float[shape.batch() * h * c.vHeadDim()]);
         MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, pow2, 1, AttentionOptions.of(shape.path()));
     }
@@ -114,9 +114,4 @@ public final class DecodeBench {
         return s.batch() * (2 * h * t * (512 + 64) + 2 * h * t * 512 + 2 * h * 512 * (128 + 128));
     }
 
-    private static float[] gaussian(SplittableRandom rnd, int n, double std) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) (std * MlaWeights.gaussian(rnd));
-        return a;
-    }
 }

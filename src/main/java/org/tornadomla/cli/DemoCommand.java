@@ -79,9 +79,9 @@ public final class DemoCommand implements Callable<Integer> {
 
     private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype) {
         SplittableRandom rnd = new SplittableRandom(seed + 1);
-        float[] prompt = gaussian(rnd, batch * prefill * hidden);
+        float[] prompt = MlaWeights.gaussians(rnd, batch * prefill * hidden, 1);
         float[][] next = new float[steps][];
-        for (int k = 0; k < steps; k++) next[k] = gaussian(rnd, batch * hidden);
+        for (int k = 0; k < steps; k++) next[k] = MlaWeights.gaussians(rnd, batch * hidden, 1);
 
         out.printf("%-26s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
         float[] reference = null;
@@ -132,9 +132,4 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("  %-38s %,8d numbers %,10d B  %6.1f× MLA%n", name, numbers, numbers * 2, (double) numbers / mla);
     }
 
-    private static float[] gaussian(SplittableRandom rnd, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) MlaWeights.gaussian(rnd);
-        return a;
-    }
 }

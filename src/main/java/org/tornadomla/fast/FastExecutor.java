@@ -1,8 +1,7 @@
 package org.tornadomla.fast;
 
 import org.tornadomla.MlaException;
-import org.tornadomla.graph.DeviceResident;
-import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 
 import java.lang.invoke.MethodHandle;
@@ -19,7 +18,7 @@ import java.util.Map;
  * norms, RoPE, cache append, combine). Results match the reference within float rounding (the sums are
  * taken in another order).
  */
-public final class FastExecutor implements GraphExecutor {
+public final class FastExecutor extends JvmExecutor {
     private final Map<Method, MethodHandle> fast = new HashMap<>();
 
     public FastExecutor() {
@@ -57,18 +56,9 @@ public final class FastExecutor implements GraphExecutor {
     }
 
     @Override
-    public void execute(KernelGraph graph) {
-        for (DeviceResident s : graph.states()) s.toHost();
-        for (KernelGraph.Task t : graph.tasks()) {
-            MethodHandle h = fastVersion(t.kernel());
-            try {
-                (h != null ? h : t.handle()).invokeWithArguments(t.args());
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable e) {
-                throw new IllegalStateException("task " + t.name() + " failed", e);
-            }
-        }
+    protected MethodHandle handle(KernelGraph.Task t) {
+        MethodHandle h = fastVersion(t.kernel());
+        return h != null ? h : t.handle();
     }
 
     @Override

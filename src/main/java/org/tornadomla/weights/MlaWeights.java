@@ -139,6 +139,13 @@ public final class MlaWeights {
         return new MlaWeights(c, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
     }
 
+    /** n samples of N(0, std²) as floats. */
+    public static float[] gaussians(SplittableRandom rnd, int n, double std) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) (std * gaussian(rnd));
+        return a;
+    }
+
     /** Standard normal (Box–Muller), reproducible across JDKs unlike Random.nextGaussian's algorithm choice. */
     public static double gaussian(SplittableRandom rnd) {
         double u = 1.0 - rnd.nextDouble();

@@ -63,11 +63,11 @@ public class LayerBenchmark {
         SplittableRandom rnd = new SplittableRandom(2);
         decodeCache = layer.newCache(batch, context + 1, dt);
         for (int b = 0; b < batch; b++) {
-            decodeCache.write(b, gaussian(rnd, context * c.kvLoraRank()), gaussian(rnd, context * c.qkRopeHeadDim()));
+            decodeCache.write(b, MlaWeights.gaussians(rnd, context * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, context * c.qkRopeHeadDim(), 1));
         }
         prefillCache = layer.newCache(batch, prefill, dt);
-        x1 = gaussian(rnd, batch * c.hiddenSize());
-        xPrefill = gaussian(rnd, batch * prefill * c.hiddenSize());
+        x1 = MlaWeights.gaussians(rnd, batch * c.hiddenSize(), 1);
+        xPrefill = MlaWeights.gaussians(rnd, batch * prefill * c.hiddenSize(), 1);
     }
 
     @TearDown(Level.Trial)
@@ -93,9 +93,4 @@ public class LayerBenchmark {
         cache.truncate(length);
     }
 
-    private static float[] gaussian(SplittableRandom rnd, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) MlaWeights.gaussian(rnd);
-        return a;
-    }
 }
