@@ -40,9 +40,12 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "a small grid and short timings: under 3 minutes on 2 cores")
     boolean quick;
 
-    @Option(names = "--backends", split = ",", description = "java-reference, java-fast, tornado (every TornadoVM device) "
+    @Option(names = {"--backends", "--backend"}, split = ",", description = "java-reference, java-fast, tornado (every TornadoVM device) "
             + "or tornado:B:D (default: all available)")
     List<String> backends;
+
+    @Option(names = "--device", description = "a TornadoVM device B:D: the same as --backend tornado:B:D")
+    String device;
 
     @Option(names = "--heads", split = ",", description = "head counts (default: 16,128)")
     List<Integer> heads;
@@ -170,8 +173,13 @@ public final class BenchCommand implements Callable<Integer> {
 
     private Map<String, GraphExecutor> executors(PrintWriter out) {
         Map<String, GraphExecutor> ex = new LinkedHashMap<>();
-        List<String> wanted = backends != null ? backends : new ArrayList<>(List.of("java-reference", "java-fast", "tornado"));
-        boolean explicit = backends != null;
+        List<String> wanted = backends != null ? new ArrayList<>(backends)
+                : device != null ? new ArrayList<>() : new ArrayList<>(List.of("java-reference", "java-fast", "tornado"));
+        if (device != null) {
+            wanted.removeIf(b -> b.equals("tornado"));
+            wanted.add("tornado:" + device);
+        }
+        boolean explicit = backends != null || device != null;
         for (String b : wanted) {
             switch (b) {
                 case "java-reference", "java" -> ex.put("java-reference", new JvmExecutor());
