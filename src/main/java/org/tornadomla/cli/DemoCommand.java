@@ -5,7 +5,7 @@ import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
-import org.tornadomla.cache.KvFootprint;
+import org.tornadomla.cache.KvMemory;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
@@ -117,19 +117,16 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private static void printFootprint(PrintWriter out, MlaConfig cfg) {
-        int groups = Math.max(1, cfg.numHeads() / 16);
-        long mla = KvFootprint.mla(cfg);
-        out.printf("KV cache per token, one layer, bf16 (same attention geometry):%n");
-        row(out, "MLA (c_kv + k_pe: " + cfg.kvLoraRank() + " + " + cfg.qkRopeHeadDim() + ")", mla, mla);
-        row(out, "MHA (" + cfg.numHeads() + " heads × (" + cfg.qkHeadDim() + " + " + cfg.vHeadDim() + "))", KvFootprint.mha(cfg), mla);
-        row(out, "GQA (" + groups + " KV heads)", KvFootprint.gqa(cfg, groups), mla);
-        row(out, "MQA (1 KV head)", KvFootprint.gqa(cfg, 1), mla);
+        KvMemory.Model m = KvMemory.Model.of("this layer", cfg);
+        java.util.List<KvMemory.Scheme> schemes = KvMemory.schemes(m, Math.max(2, cfg.numHeads() / 16));
+        long mla = schemes.get(0).numbersPerTokenPerLayer();
+        out.printf("KV cache per token, one layer, bf16 (same attention geometry; ./mla kv-memory for more):%n");
+        for (KvMemory.Scheme s : schemes) {
+            out.printf("  %-38s %,8d numbers %,10d B  %6.1f× MLA%n", s.name(), s.numbersPerTokenPerLayer(),
+                    s.numbersPerTokenPerLayer() * 2, (double) s.numbersPerTokenPerLayer() / mla);
+        }
         out.printf("Whole model (%d layers), bf16: MLA %,d B per token, MHA %,d B per token%n", cfg.numHiddenLayers(),
-                mla * 2 * cfg.numHiddenLayers(), KvFootprint.mha(cfg) * 2 * cfg.numHiddenLayers());
-    }
-
-    private static void row(PrintWriter out, String name, long numbers, long mla) {
-        out.printf("  %-38s %,8d numbers %,10d B  %6.1f× MLA%n", name, numbers, numbers * 2, (double) numbers / mla);
+                mla * 2 * cfg.numHiddenLayers(), schemes.get(1).numbersPerTokenPerLayer() * 2 * cfg.numHiddenLayers());
     }
 
 }

@@ -205,4 +205,25 @@ class CliTest {
         assertEquals(2, mla("bench", "--path", "naive").code);
         assertEquals(2, mla("bench", "--backends", "cuda").code);
     }
+
+    @Test
+    void kvMemoryGivesDeepSeekV3Bf16As70272BytesPerToken() throws IOException {
+        Run r = mla("kv-memory", "--preset", "deepseek-v3", "--dtype", "bf16", "--context", "4096", "--batch", "8");
+        assertEquals(0, r.code, r.err);
+        String mla = r.out.lines().filter(l -> l.contains("MLA (c_kv 512 + k_pe 64)")).findFirst().orElseThrow();
+        // 576 numbers · 2 bytes = 1,152 per layer; · 61 layers = 70,272 per token; · 4,096 · 8 = 2.3 GB per request
+        assertTrue(mla.contains(" 576 ") && mla.contains("1,152") && mla.contains("70,272") && mla.contains("2.3 GB"), mla);
+        String mha = r.out.lines().filter(l -> l.contains("MHA (128 × (192 + 128))")).findFirst().orElseThrow();
+        assertTrue(mha.contains("40,960") && mha.contains("71.1×"), mha);
+        // a GQA model from its config.json: 2 · 8 KV heads · 128 · 32 layers · 2 bytes = 131,072 bytes per token
+        Path gqa = dir.resolve("gqa.json");
+        Files.writeString(gqa, "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"num_hidden_layers\": 32}");
+        Run g = mla("kv-memory", "--config", gqa.toString());
+        assertTrue(g.out.contains("131,072"), g.out);
+        Path png = dir.resolve("kv.png");
+        assertEquals(0, mla("kv-memory", "--chart", png.toString()).code);
+        assertTrue(Files.size(png) > 1000);
+        assertTrue(mla("kv-memory", "--dtype", "fp4").err.contains("unknown dtype 'fp4'"));
+        assertEquals(2, mla("kv-memory", "--preset", "gpt-5").code);
+    }
 }

@@ -1,0 +1,103 @@
+package org.tornadomla.cache;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.config.MlaConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * KV-cache memory of a model per token and per request, for MLA and the standard schemes. Numbers cached
+ * per token and layer:
+ * <ul>
+ *   <li>MHA and GQA: kvHeads·(d_k + d_v) — a key and a value per key/value head (MHA: kvHeads = heads,
+ *       MQA: 1);</li>
+ *   <li>MLA: d_c + d_r — the latent serves as key and value (no ×2), plus one roped key shared by all heads.</li>
+ * </ul>
+ * Bytes multiply by the storage size: f32 4, bf16/f16 2, fp8/int8 1 (the per-token scales of a quantised
+ * cache are extra: see {@link #MLA_FP8_FLASHMLA_BYTES}).
+ */
+public final class KvMemory {
+    private KvMemory() {
+    }
+
+    /** FlashMLA's fp8 cache row: 512 e4m3 bytes + 4 fp32 scales + 64 bf16 rope numbers = 656 bytes. */
+    public static final int MLA_FP8_FLASHMLA_BYTES = 512 + 4 * 4 + 64 * 2;
+
+    /** A model's attention cache geometry. kvLoraRank &gt; 0 marks MLA. */
+    public record Model(String name, int layers, int heads, int kvHeads, int keyDim, int valueDim, int kvLoraRank, int ropeDim) {
+        public boolean isMla() {
+            return kvLoraRank > 0;
+        }
+
+        public static Model of(String name, MlaConfig c) {
+            return new Model(name, c.numHiddenLayers(), c.numHeads(), c.numHeads(), c.qkHeadDim(), c.vHeadDim(), c.kvLoraRank(), c.qkRopeHeadDim());
+        }
+
+        public static Model gqa(String name, int layers, int heads, int kvHeads, int headDim) {
+            return new Model(name, layers, heads, kvHeads, headDim, headDim, 0, 0);
+        }
+    }
+
+    /** One way to cache a model's keys and values. */
+    public record Scheme(String name, long numbersPerTokenPerLayer) {
+    }
+
+    /** The presets `mla kv-memory` knows: three MLA models and three MHA/GQA references. */
+    public static Model preset(String name) {
+        return switch (name.toLowerCase(Locale.ROOT)) {
+            case "deepseek-v3" -> Model.of("deepseek-v3", MlaConfig.deepseekV3());
+            case "deepseek-v2" -> Model.of("deepseek-v2", new MlaConfig(5120, 128, 1536, 512, 128, 64, 128, 10000, 1e-6, 163840, 60, null));
+            case "deepseek-v2-lite" -> Model.of("deepseek-v2-lite", MlaConfig.deepseekV2Lite());
+            case "llama-3.1-405b" -> Model.gqa("llama-3.1-405b", 126, 128, 8, 128);
+            case "qwen-2.5-72b" -> Model.gqa("qwen-2.5-72b", 80, 64, 8, 128);
+            case "llama-2-7b" -> Model.gqa("llama-2-7b", 32, 32, 32, 128);
+            default -> throw new MlaException("unknown preset '" + name + "' (expected one of: " + String.join(", ", PRESETS) + ")");
+        };
+    }
+
+    public static final List<String> PRESETS = List.of("deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "llama-3.1-405b",
+            "qwen-2.5-72b", "llama-2-7b");
+
+    /**
+     * The schemes to compare for a model: an MLA model's own cache and what MHA, GQA with {@code groups}
+     * key/value heads and MQA would cache with its attention geometry (keys d_n + d_r wide, values d_v); a
+     * GQA/MHA model's own cache.
+     */
+    public static List<Scheme> schemes(Model m, int groups) {
+        List<Scheme> out = new ArrayList<>();
+        long kv = m.keyDim() + m.valueDim();
+        if (m.isMla()) {
+            out.add(new Scheme("MLA (c_kv " + m.kvLoraRank() + " + k_pe " + m.ropeDim() + ")", m.kvLoraRank() + m.ropeDim()));
+            out.add(new Scheme("MHA (" + m.heads() + " × (" + m.keyDim() + " + " + m.valueDim() + "))", m.heads() * kv));
+            if (groups > 1 && groups < m.heads()) out.add(new Scheme("GQA (" + groups + " KV heads)", groups * kv));
+            out.add(new Scheme("MQA (1 KV head)", kv));
+        } else {
+            String kind = m.kvHeads() == m.heads() ? "MHA" : m.kvHeads() == 1 ? "MQA" : "GQA";
+            out.add(new Scheme(kind + " (" + m.kvHeads() + " KV heads × (" + m.keyDim() + " + " + m.valueDim() + "))", m.kvHeads() * kv));
+        }
+        return out;
+    }
+
+    /** Bytes per stored number for a dtype name: f32 4, bf16/f16 2, fp8/int8 1. */
+    public static int bytes(String dtype) {
+        return switch (dtype.toLowerCase(Locale.ROOT)) {
+            case "f32", "fp32" -> 4;
+            case "bf16", "f16", "fp16" -> 2;
+            case "fp8", "int8", "e4m3" -> 1;
+            default -> throw new MlaException("unknown dtype '" + dtype + "' (expected f32, bf16, f16, fp8 or int8)");
+        };
+    }
+
+    /** "1.2 GB", "70.3 KB": decimal units. */
+    public static String human(double bytes) {
+        String[] u = {"B", "KB", "MB", "GB", "TB"};
+        int i = 0;
+        while (bytes >= 1000 && i < u.length - 1) {
+            bytes /= 1000;
+            i++;
+        }
+        return i == 0 ? String.format(Locale.ROOT, "%.0f B", bytes) : String.format(Locale.ROOT, "%.1f %s", bytes, u[i]);
+    }
+}

@@ -1,0 +1,158 @@
+package org.tornadomla.cli;
+
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.data.category.DefaultCategoryDataset;
+import org.tornadomla.MlaException;
+import org.tornadomla.cache.KvMemory;
+import org.tornadomla.config.MlaConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.awt.Color;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** KV-cache bytes of MLA next to MHA, GQA and MQA, per token and per request, as a table and a chart. */
+@Command(name = "kv-memory", mixinStandardHelpOptions = true,
+        description = "KV-cache memory per token per layer, per token for the whole model and per request, for MLA "
+                + "and MHA/GQA/MQA with the same attention geometry, and for common MHA/GQA models. "
+                + "The arithmetic is in docs/kv-memory.md.")
+public final class KvMemoryCommand implements Callable<Integer> {
+    @Option(names = "--preset", split = ",", description = "models: " + "deepseek-v3, deepseek-v2, deepseek-v2-lite, "
+            + "llama-3.1-405b, qwen-2.5-72b, llama-2-7b (default: all, unless --config is given)")
+    List<String> presets;
+
+    @Option(names = "--config", description = "a Hugging Face config.json (MLA when it has kv_lora_rank; otherwise MHA/GQA "
+            + "from num_key_value_heads and head_dim)")
+    Path config;
+
+    @Option(names = "--dtype", split = ",", defaultValue = "bf16", description = "f32, bf16, fp8, int8 (default: ${DEFAULT-VALUE})")
+    List<String> dtypes;
+
+    @Option(names = "--context", defaultValue = "4096", description = "tokens per request (default: ${DEFAULT-VALUE})")
+    int context;
+
+    @Option(names = "--batch", defaultValue = "1", description = "requests (default: ${DEFAULT-VALUE})")
+    int batch;
+
+    @Option(names = "--groups", defaultValue = "8", description = "KV heads of the GQA row for MLA models (default: ${DEFAULT-VALUE})")
+    int groups;
+
+    @Option(names = "--chart", description = "write a PNG: bytes per token for the whole model, per model and scheme")
+    Path chart;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (context < 1 || batch < 1 || groups < 1) {
+            throw new MlaException("--context, --batch and --groups must be >= 1, found " + context + ", " + batch + ", " + groups);
+        }
+        List<KvMemory.Model> models = new ArrayList<>();
+        if (config != null) models.add(fromConfig(config));
+        List<String> names = presets != null ? presets : config != null ? List.of() : KvMemory.PRESETS;
+        for (String p : names) models.add(KvMemory.preset(p));
+        for (String d : dtypes) KvMemory.bytes(d);
+
+        out.printf("KV cache per token and per request of %,d tokens × batch %d%n", context, batch);
+        out.printf("%-18s %-40s %-5s %10s %14s %16s %16s %10s%n", "model", "scheme", "dtype", "numbers", "B/token/layer",
+                "B/token (model)", "per request", "vs MLA");
+        DefaultCategoryDataset data = new DefaultCategoryDataset();
+        for (KvMemory.Model m : models) {
+            List<KvMemory.Scheme> schemes = KvMemory.schemes(m, groups);
+            long mla = m.isMla() ? schemes.get(0).numbersPerTokenPerLayer() : 0;
+            for (String d : dtypes) {
+                int bytes = KvMemory.bytes(d);
+                for (KvMemory.Scheme s : schemes) {
+                    long perLayer = s.numbersPerTokenPerLayer() * bytes;
+                    long perToken = perLayer * m.layers();
+                    double request = (double) perToken * context * batch;
+                    out.printf("%-18s %-40s %-5s %,10d %,14d %,16d %16s %10s%n", m.name(), s.name(), d, s.numbersPerTokenPerLayer(),
+                            perLayer, perToken, KvMemory.human(request),
+                            m.isMla() ? String.format("%.1f×", (double) s.numbersPerTokenPerLayer() / mla) : "");
+                    if (d.equals(dtypes.get(0))) data.addValue(perToken, s.name().replaceAll(" \\(.*", ""), m.name());
+                }
+                if (m.isMla() && (d.equals("fp8") || d.equals("int8"))) {
+                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %16s%n", m.name(), "MLA fp8, FlashMLA layout (656 B)", d, "",
+                            KvMemory.MLA_FP8_FLASHMLA_BYTES, (long) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers(),
+                            KvMemory.human((double) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers() * context * batch));
+                }
+            }
+        }
+        if (chart != null) {
+            writeChart(chart, data, "KV cache bytes per token, whole model, " + dtypes.get(0));
+            out.printf("wrote %s%n", chart);
+        }
+        return 0;
+    }
+
+    static KvMemory.Model fromConfig(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new MlaException("cannot read config " + file + ": " + e.getMessage(), e);
+        }
+        com.google.gson.JsonObject o;
+        try {
+            o = com.google.gson.JsonParser.parseString(text).getAsJsonObject();
+        } catch (RuntimeException e) {
+            throw new MlaException(file + ": invalid config: not a JSON object (" + e.getMessage() + ")", e);
+        }
+        String name = file.getFileName().toString();
+        if (o.has("kv_lora_rank") && !o.get("kv_lora_rank").isJsonNull()) return KvMemory.Model.of(name, MlaConfig.load(file));
+        int heads = intField(o, "num_attention_heads", file);
+        int hidden = intField(o, "hidden_size", file);
+        int kvHeads = o.has("num_key_value_heads") ? o.get("num_key_value_heads").getAsInt() : heads;
+        int headDim = o.has("head_dim") ? o.get("head_dim").getAsInt() : hidden / heads;
+        return KvMemory.Model.gqa(name, intField(o, "num_hidden_layers", file), heads, kvHeads, headDim);
+    }
+
+    private static int intField(com.google.gson.JsonObject o, String key, Path file) {
+        if (!o.has(key) || !o.get(key).isJsonPrimitive()) throw new MlaException(file + ": invalid config: missing '" + key + "'");
+        return o.get(key).getAsInt();
+    }
+
+    private static void writeChart(Path png, DefaultCategoryDataset data, String title) {
+        JFreeChart c = ChartFactory.createBarChart(title, "model", "bytes per token (log scale)", data, PlotOrientation.HORIZONTAL, true, false, false);
+        CategoryPlot p = c.getCategoryPlot();
+        LogAxis axis = new LogAxis("bytes per token, all layers (log scale)");
+        axis.setNumberFormatOverride(new java.text.DecimalFormat("#,##0"));
+        double min = Double.MAX_VALUE, max = 0;
+        for (int r = 0; r < data.getRowCount(); r++) {
+            for (int col = 0; col < data.getColumnCount(); col++) {
+                Number v = data.getValue(r, col);
+                if (v != null) {
+                    min = Math.min(min, v.doubleValue());
+                    max = Math.max(max, v.doubleValue());
+                }
+            }
+        }
+        p.setRangeAxis(axis);
+        if (max > 0) axis.setRange(min / 2, max * 2);
+        p.setBackgroundPaint(new Color(248, 248, 248));
+        c.setBackgroundPaint(Color.WHITE);
+        try {
+            Path abs = png.toAbsolutePath();
+            Files.createDirectories(abs.getParent());
+            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
+            ChartUtils.saveChartAsPNG(tmp.toFile(), c, 1000, 120 + 60 * data.getColumnCount());
+            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new MlaException("cannot write chart " + png + ": " + e.getMessage(), e);
+        }
+    }
+}
