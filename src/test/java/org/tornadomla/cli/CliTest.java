@@ -176,7 +176,7 @@ class CliTest {
         for (String p : new String[] {"naive", "absorbed", "tiled"}) assertTrue(r.out.contains(p), r.out);
         String[] tiled = r.out.lines().filter(l -> l.startsWith("tiled")).findFirst().orElseThrow().trim().split("\\s+");
         assertTrue(Double.parseDouble(tiled[tiled.length - 1]) < 1e-5, r.out);
-        assertTrue(r.out.contains("MLA (c_kv + k_pe: 512 + 64)") && r.out.contains("5,120 numbers"), r.out);
+        assertTrue(r.out.contains("MLA (c_kv 512 + k_pe 64)") && r.out.contains("5,120 numbers"), r.out);
         assertEquals(2, mla("demo", "--prefill", "0").code);
     }
 
