@@ -1,0 +1,75 @@
+package org.tornadomla.cache;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.MlaWeights;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Export on one layer instance, import into another: decoding goes on bit-identically. */
+class CacheFilesTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void anImportedCacheDecodesTheSameNextTokensBitForBit() {
+        MlaConfig c = TestData.yarn();
+        MlaWeights w = MlaWeights.random(c, 4);
+        for (CacheDtype dt : CacheDtype.values()) {
+            MlaLayer prefillNode = new MlaLayer(w), decodeNode = new MlaLayer(w);
+            LatentCache original = prefillNode.newCache(2, 16, dt);
+            prefillNode.prefill(original, TestData.gaussian(1, 2 * 7 * c.hiddenSize()), 7, AttentionPath.ABSORBED);
+            Path file = dir.resolve("seq1-" + dt + ".safetensors");
+            CacheFiles.export(original, 1, c, file);
+
+            LatentCache restored = decodeNode.newCache(1, 16, dt);
+            CacheFiles.importInto(file, c, restored, 0);
+            assertEquals(7, restored.length(0));
+            for (int step = 0; step < 3; step++) {
+                float[] x = TestData.gaussian(10 + step, c.hiddenSize());
+                float[] both = new float[2 * c.hiddenSize()];
+                System.arraycopy(x, 0, both, c.hiddenSize(), x.length);
+                float[] a = prefillNode.decode(original, both, AttentionPath.TILED);
+                float[] b = decodeNode.decode(restored, x, AttentionPath.TILED);
+                assertArrayEquals(java.util.Arrays.copyOfRange(a, c.hiddenSize(), 2 * c.hiddenSize()), b, dt + " step " + step);
+            }
+            assertArrayEquals(original.latent(1), restored.latent(0));
+            assertArrayEquals(original.ropeKey(1), restored.ropeKey(0));
+        }
+    }
+
+    @Test
+    void refusesAnotherConfigDtypeOrAFileThatDoesNotFit() throws Exception {
+        MlaConfig c = TestData.small();
+        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 5));
+        LatentCache cache = layer.newCache(1, 8, CacheDtype.BF16);
+        layer.prefill(cache, TestData.gaussian(2, 6 * c.hiddenSize()), 6, AttentionPath.NAIVE);
+        Path file = dir.resolve("c.safetensors");
+        CacheFiles.export(cache, 0, c, file);
+
+        MlaConfig otherTheta = new MlaConfig(64, 4, 32, 32, 16, 8, 12, 50000, 1e-6, 4096, 2, null);
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, otherTheta, new LatentCache(otherTheta, 1, 8, CacheDtype.BF16), 0)).getMessage();
+        assertTrue(m.contains("made for another config"), m);
+        LatentCache f32 = new LatentCache(c, 1, 8, CacheDtype.F32);
+        m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, f32, 0)).getMessage();
+        assertTrue(m.contains("cache dtype bf16, the target cache stores f32"), m);
+        assertEquals(0, f32.length(0));
+        LatentCache small = new LatentCache(c, 1, 4, CacheDtype.BF16);
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, small, 0)).getMessage().contains("do not fit"));
+        Path notACache = dir.resolve("w.safetensors");
+        new org.tornadomla.weights.SafeTensorsWriter().add("kv_cache", new long[] {1}, new float[1]).write(notACache);
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(notACache, c, small, 0)).getMessage().contains("not a latent-cache file"));
+        assertTrue(Files.size(file) > 6 * 40 * 2);
+    }
+}
