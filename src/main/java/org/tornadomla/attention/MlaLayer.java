@@ -164,7 +164,7 @@ public final class MlaLayer implements AutoCloseable {
         float[] freq = g.weight("invFreq", invFreq);
         g.state("cache", cache);
         float[] kv32 = cache.f32();
-        short[] kv16 = cache.bf16();
+        byte[] kv16 = cache.bytes();
         float[] wkvB = g.weight("kv_b_proj", w.wkvB);
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
@@ -211,7 +211,7 @@ public final class MlaLayer implements AutoCloseable {
         final int dt = cache.dtype().code;
         final float scale = (float) c.softmaxScale();
         float[] kv32 = cache.f32();
-        short[] kv16 = cache.bf16();
+        byte[] kv16 = cache.bytes();
         switch (opt.path()) {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);

@@ -10,7 +10,9 @@ public enum CacheDtype {
     /** 4 bytes per number. */
     F32(CacheOps.F32, 4),
     /** 2 bytes per number: raw bfloat16 patterns, rounded to nearest even. */
-    BF16(CacheOps.BF16, 2);
+    BF16(CacheOps.BF16, 2),
+    /** 1 byte per number plus one fp32 scale per token for the latent and one for the rope part. */
+    INT8(CacheOps.INT8, 1);
 
     /** The code kernels take ({@link CacheOps#F32}, {@link CacheOps#BF16}). */
     public final int code;
@@ -25,7 +27,7 @@ public enum CacheDtype {
         for (CacheDtype d : values()) {
             if (d.name().equalsIgnoreCase(s)) return d;
         }
-        throw new MlaException("unknown cache dtype '" + s + "' (expected f32 or bf16)");
+        throw new MlaException("unknown cache dtype '" + s + "' (expected f32, bf16 or int8)");
     }
 
     @Override

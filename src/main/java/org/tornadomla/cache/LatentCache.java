@@ -3,6 +3,8 @@ package org.tornadomla.cache;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.DeviceResident;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.CacheOps;
 
 import java.util.Arrays;
 
@@ -22,9 +24,9 @@ public final class LatentCache implements DeviceResident {
     private final int kvLoraRank;
     private final int ropeDim;
     private final CacheDtype dtype;
-    // storage of the dtype in use; the other one is a 1-element placeholder (kernels take both)
+    // storage as CacheOps describes it: f32 values or int8 scales, and raw bf16/int8 bytes; unused: 1 element
     private final float[] f32;
-    private final short[] bf16;
+    private final byte[] bytes;
     private final int[] lengths;
     // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
     private Object residentOwner;
@@ -33,19 +35,23 @@ public final class LatentCache implements DeviceResident {
     public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
         if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
         if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
-        if (dtype == null) throw new MlaException("cache dtype must be f32 or bf16, found null");
+        if (dtype == null) throw new MlaException("cache dtype must be f32, bf16 or int8, found null");
         this.batch = batch;
         this.capacity = capacity;
         this.kvLoraRank = config.kvLoraRank();
         this.ropeDim = config.qkRopeHeadDim();
         this.dtype = dtype;
         long size = (long) batch * capacity * (kvLoraRank + ropeDim);
-        if (size > Integer.MAX_VALUE - 8)
+        long byteSize = dtype == CacheDtype.BF16 ? 2 * size : size;
+        if (byteSize > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
-                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) + ")");
-        boolean isF32 = dtype == CacheDtype.F32;
-        f32 = new float[isF32 ? (int) size : 1];
-        bf16 = new short[isF32 ? 1 : (int) size];
+                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) / dtype.bytes + ")");
+        f32 = new float[switch (dtype) {
+            case F32 -> (int) size;
+            case INT8 -> 2 * batch * capacity;
+            case BF16 -> 1;
+        }];
+        bytes = new byte[dtype == CacheDtype.F32 ? 1 : (int) byteSize];
         lengths = new int[batch];
     }
 
@@ -75,9 +81,9 @@ public final class LatentCache implements DeviceResident {
         return lengths[b];
     }
 
-    /** Bytes stored per cached token: (kv_lora_rank + qk_rope_head_dim)·bytes(dtype). */
+    /** Bytes stored per cached token: (kv_lora_rank + qk_rope_head_dim)·bytes(dtype), plus two fp32 scales for int8. */
     public long bytesPerToken() {
-        return (long) (kvLoraRank + ropeDim) * dtype.bytes;
+        return (long) (kvLoraRank + ropeDim) * dtype.bytes + (dtype == CacheDtype.INT8 ? 8 : 0);
     }
 
     /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
@@ -114,7 +120,7 @@ public final class LatentCache implements DeviceResident {
 
     @Override
     public Object[] arrays() {
-        return new Object[] {f32, bf16};
+        return new Object[] {f32, bytes};
     }
 
     @Override
@@ -152,13 +158,9 @@ public final class LatentCache implements DeviceResident {
         int n = latent.length / kvLoraRank;
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
-        int w = kvLoraRank + ropeDim;
         for (int t = 0; t < n; t++) {
-            int row = (b * capacity + t) * w;
-            for (int i = 0; i < w; i++) {
-                float v = i < kvLoraRank ? latent[t * kvLoraRank + i] : ropeKey[t * ropeDim + i - kvLoraRank];
-                if (dtype == CacheDtype.F32) f32[row + i] = v; else bf16[row + i] = Bf16Bits.encode(v);
-            }
+            CacheOps.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bytes, dtype.code, Bf16.POW2, b * capacity + t,
+                    kvLoraRank, ropeDim);
         }
         lengths[b] = n;
     }
@@ -176,26 +178,25 @@ public final class LatentCache implements DeviceResident {
     private float[] read(int b, int offset, int width) {
         toHost();
         int n = length(b);
-        int stride = kvLoraRank + ropeDim;
         float[] out = new float[n * width];
         for (int t = 0; t < n; t++) {
-            int from = (b * capacity + t) * stride + offset;
             for (int i = 0; i < width; i++) {
-                out[t * width + i] = dtype == CacheDtype.F32 ? f32[from + i] : Bf16Bits.decode(bf16[from + i]);
+                out[t * width + i] = CacheOps.load(f32, bytes, dtype.code, Bf16.POW2, b * capacity + t, offset + i,
+                        kvLoraRank + ropeDim, kvLoraRank);
             }
         }
         return out;
     }
 
-    /** f32 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is bf16). */
+    /** f32 storage for kernels: the values (F32), the scales (INT8) or a 1-element placeholder (BF16). */
     public float[] f32() {
         toHost();
         return f32;
     }
 
-    /** bf16 storage [batch, capacity, d_c + d_r], for kernels (a 1-element placeholder when dtype is f32). */
-    public short[] bf16() {
+    /** byte storage for kernels: raw bf16 (2 bytes per number) or int8 values; a 1-element placeholder for F32. */
+    public byte[] bytes() {
         toHost();
-        return bf16;
+        return bytes;
     }
 }

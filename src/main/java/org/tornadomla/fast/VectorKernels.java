@@ -1,12 +1,12 @@
 package org.tornadomla.fast;
 
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
-import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.LatentAttention;
 
@@ -29,7 +29,9 @@ public final class VectorKernels {
 
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int L = SPECIES.length();
-    private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2));
+    /** L bf16 numbers (2L bytes) and L int8 numbers (L bytes) as byte vectors. */
+    private static final VectorSpecies<Byte> BYTES2 = VectorSpecies.of(byte.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2));
+    private static final VectorSpecies<Byte> BYTES1 = VectorSpecies.of(byte.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 4));
     private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, SPECIES.vectorShape());
     /** Heads and cached tokens per register block. */
     private static final int HB = 4, JB = 4;
@@ -72,16 +74,37 @@ public final class VectorKernels {
         for (; i < n; i++) y[yo + i] += alpha * x[xo + i];
     }
 
-    /** Cache rows [row, row+n) of width w as f32: the cache itself (offset returned) or decoded into buf. */
-    private static int rows(float[] kv32, short[] kv16, int dtype, float[] pow2, int row, int n, int w, float[] buf) {
-        if (dtype != CacheOps.BF16) return row * w;
-        int from = row * w, count = n * w, i = 0;
-        // bf16 is the top half of a float: widen to int, shift left by 16, reinterpret (finite values as Bf16.decode)
-        for (; i <= count - L; i += L) {
-            ((IntVector) ShortVector.fromArray(SHORTS, kv16, from + i).convertShape(VectorOperators.S2I, INTS, 0))
-                    .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(buf, i);
+    /**
+     * Cache slots [slot, slot+n) as f32 rows of width w = d_c + d_r: the cache itself for F32 (the offset is
+     * returned), or decoded into buf (offset 0) for BF16 (widen to int, shift into a float's top half) and
+     * INT8 (convert, times the slot's scale of each part).
+     */
+    private static int rows(float[] kv32, byte[] bytes, int dtype, float[] pow2, int slot, int n, int w, int dc, float[] buf) {
+        if (dtype == CacheOps.F32) return slot * w;
+        if (dtype == CacheOps.BF16) {
+            int from = slot * w, count = n * w, i = 0;
+            for (; i <= count - L; i += L) {
+                ShortVector sv = ByteVector.fromArray(BYTES2, bytes, 2 * (from + i)).reinterpretAsShorts();
+                ((IntVector) sv.convertShape(VectorOperators.S2I, INTS, 0))
+                        .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(buf, i);
+            }
+            for (; i < count; i++) buf[i] = CacheOps.load(kv32, bytes, dtype, pow2, slot + i / w, i % w, w, dc);
+            return 0;
         }
-        for (; i < count; i++) buf[i] = Bf16.decode(kv16[from + i], pow2);
+        for (int t = 0; t < n; t++) {
+            int s = slot + t, from = s * w, to = t * w;
+            for (int part = 0; part < 2; part++) {
+                int lo = part == 0 ? 0 : dc, hi = part == 0 ? dc : w;
+                float scale = kv32[2 * s + part];
+                FloatVector vs = FloatVector.broadcast(SPECIES, scale);
+                int i = lo;
+                for (; i <= hi - L; i += L) {
+                    ((FloatVector) ByteVector.fromArray(BYTES1, bytes, from + i).convertShape(VectorOperators.B2F, SPECIES, 0))
+                            .mul(vs).intoArray(buf, to + i);
+                }
+                for (; i < hi; i++) buf[to + i] = bytes[from + i] * scale;
+            }
+        }
         return 0;
     }
 
@@ -120,7 +143,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ absorbed attention
 
-    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, int dtype, float[] pow2,
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
                                       float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr;
@@ -135,11 +158,11 @@ public final class VectorKernels {
                 peOff[hh] = rh * (dn + dr) + dn;
                 sOff[hh] = rh * capacity;
             }
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(ROWS * w) : null;
+            float[] buf = dtype != CacheOps.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, nj, w, buf);
+                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, nj, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, nj, dc, dr, scores, sOff, j0, scale);
             }
         });
@@ -237,7 +260,7 @@ public final class VectorKernels {
         });
     }
 
-    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, int dtype, float[] pow2, float[] oLat,
+    public static void absorbedValues(float[] probs, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] oLat,
                                       int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
         int w = dc + dr;
         int groups = (heads + GROUP - 1) / GROUP;
@@ -250,11 +273,11 @@ public final class VectorKernels {
                 aOff[hh] = (r * heads + h0 + hh) * dc;
             }
             java.util.Arrays.fill(oLat, aOff[0], aOff[0] + nh * dc, 0f);
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(ROWS * w) : null;
+            float[] buf = dtype != CacheOps.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, nj, w, buf);
+                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, nj, w, dc, buf);
                 valueTile(probs, pOff, j0, nh, src, off, w, nj, dc, oLat, aOff);
             }
         });
@@ -301,7 +324,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ tiled (online softmax, split-KV)
 
-    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, int dtype, float[] pow2, float[] sTile,
+    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] sTile,
                                   float[] oPart, float[] lsePart, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr;
@@ -322,11 +345,11 @@ public final class VectorKernels {
                 java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
                 m[hh] = LatentAttention.NEG_INF;
             }
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(tileSize * w) : null;
+            float[] buf = dtype != CacheOps.F32 ? rowBuffer(tileSize * w) : null;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
                 int n = Math.min(tileSize, hi - j0);
-                float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j0, n, w, buf);
+                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
                     float mTile = LatentAttention.NEG_INF;
@@ -380,29 +403,29 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ naive (decompressed K/V)
 
-    public static void decompress(float[] kvF32, short[] kvBf16, int dtype, float[] pow2, float[] wkvB, float[] kvFull,
+    public static void decompress(float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] wkvB, float[] kvFull,
                                   int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv), w = dc + dr;
         IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
             int b = bj / capacity, j = bj % capacity;
             if (j >= seqStart[b] + tokens) return;
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(w) : null;
-            float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
-            int off = rows(kvF32, kvBf16, dtype, pow2, bj, 1, w, buf);
+            float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
+            float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+            int off = rows(kvF32, kvBytes, dtype, pow2, bj, 1, w, dc, buf);
             for (int o = 0; o < width; o++) kvFull[bj * width + o] = dot(wkvB, o * dc, src, off, dc);
         });
     }
 
-    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, short[] kvBf16, int dtype, float[] pow2,
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
                                    float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
                                    int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv), w = dc + dr;
         IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
             int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
-            float[] buf = dtype == CacheOps.BF16 ? rowBuffer(w) : null;
+            float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
             for (int j = 0; j < len; j++) {
-                float[] src = dtype == CacheOps.BF16 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, dtype, pow2, b * capacity + j, 1, w, buf);
+                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j, 1, w, dc, buf);
                 float s = dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
                         + dot(q, rh * (dn + dr) + dn, src, off + dc, dr);
                 scores[rh * capacity + j] = s * scale;

@@ -23,8 +23,8 @@ public final class Bf16 {
         return t;
     }
 
-    /** Decodes a bf16 bit pattern (kernel-safe). */
-    public static float decode(short bits, float[] pow2) {
+    /** Decodes a bf16 bit pattern, given in the low 16 bits of {@code bits} (kernel-safe). */
+    public static float decode(int bits, float[] pow2) {
         int b = bits & 0xFFFF;
         int e = (b >> 7) & 0xFF;
         int m = b & 0x7F;

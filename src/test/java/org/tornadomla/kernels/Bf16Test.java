@@ -16,11 +16,11 @@ class Bf16Test {
             if (e == 0xFF) continue;                       // ±inf/NaN: documented difference
             float expected = Bf16Bits.decode((short) bits);
             assertEquals(Float.floatToRawIntBits(expected) & 0x7FFFFFFF,
-                    Float.floatToRawIntBits(Bf16.decode((short) bits, Bf16.POW2)) & 0x7FFFFFFF, "pattern " + Integer.toHexString(bits));
-            assertEquals(expected, Bf16.decode((short) bits, Bf16.POW2), 0.0f, "pattern " + Integer.toHexString(bits));
+                    Float.floatToRawIntBits(Bf16.decode(bits, Bf16.POW2)) & 0x7FFFFFFF, "pattern " + Integer.toHexString(bits));
+            assertEquals(expected, Bf16.decode(bits, Bf16.POW2), 0.0f, "pattern " + Integer.toHexString(bits));
         }
-        assertEquals(Float.POSITIVE_INFINITY, Bf16.decode((short) 0x7F80, Bf16.POW2));
-        assertEquals(Float.NEGATIVE_INFINITY, Bf16.decode((short) 0xFF80, Bf16.POW2));
+        assertEquals(Float.POSITIVE_INFINITY, Bf16.decode(0x7F80, Bf16.POW2));
+        assertEquals(Float.NEGATIVE_INFINITY, Bf16.decode(0xFF80, Bf16.POW2));
     }
 
     @Test

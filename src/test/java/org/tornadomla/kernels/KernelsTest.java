@@ -105,22 +105,44 @@ class KernelsTest {
         assertClose(eo, o, TOL, "unabsorbValue");
     }
 
+    /** The int8 encoding as the cache documents it, in double: scale = max|x|/127 per part, round half away. */
+    static double[] int8Expected(float[] row, int dc) {
+        double[] out = new double[row.length];
+        for (int part = 0; part < 2; part++) {
+            int lo = part == 0 ? 0 : dc, hi = part == 0 ? dc : row.length;
+            double max = 0;
+            for (int i = lo; i < hi; i++) max = Math.max(max, Math.abs(row[i]));
+            double scale = (float) (max / 127);
+            for (int i = lo; i < hi; i++) {
+                double q = max == 0 ? 0 : Math.max(-127, Math.min(127, Math.signum(row[i]) * Math.floor(Math.abs(row[i]) * 127 / max + 0.5)));
+                out[i] = q * scale;
+            }
+        }
+        return out;
+    }
+
     @Test
-    void appendWritesOnlyTheNewRowsInBothDtypes() {
+    void appendWritesOnlyTheNewRowsInEveryDtype() {
         float[] ckv = gaussian(9, B * T * DC), kvA = gaussian(10, B * T * W);
-        float[] f32 = new float[B * CAP * W];
-        short[] bf16 = new short[B * CAP * W];
-        CacheOps.append(ckv, kvA, f32, new short[1], CacheOps.F32, POW2, SEQ_START, B, T, CAP, DC, DR);
+        float[] f32 = new float[B * CAP * W], scales = new float[2 * B * CAP];
+        byte[] bf16 = new byte[2 * B * CAP * W], int8 = new byte[B * CAP * W];
+        CacheOps.append(ckv, kvA, f32, new byte[1], CacheOps.F32, POW2, SEQ_START, B, T, CAP, DC, DR);
         CacheOps.append(ckv, kvA, new float[1], bf16, CacheOps.BF16, POW2, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, scales, int8, CacheOps.INT8, POW2, SEQ_START, B, T, CAP, DC, DR);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
-                int t = j - SEQ_START[b];
+                int t = j - SEQ_START[b], slot = b * CAP + j;
+                float[] row = new float[W];
+                for (int i = 0; i < W; i++) row[i] = t < 0 || t >= T ? 0f : i < DC ? ckv[(b * T + t) * DC + i] : kvA[(b * T + t) * W + i];
+                double[] q8 = int8Expected(row, DC);
                 for (int i = 0; i < W; i++) {
-                    int idx = (b * CAP + j) * W + i;
-                    float e = t < 0 || t >= T ? 0f : i < DC ? ckv[(b * T + t) * DC + i] : kvA[(b * T + t) * W + i];
-                    assertEquals(e, f32[idx], 0f, "f32 cache at b=" + b + " j=" + j + " i=" + i);
-                    assertEquals(Bf16Bits.encode(e), bf16[idx], "bf16 cache at b=" + b + " j=" + j + " i=" + i);
-                    assertEquals(Bf16Bits.decode(bf16[idx]), CacheOps.load(new float[1], bf16, CacheOps.BF16, POW2, idx), 0f);
+                    int idx = slot * W + i;
+                    String at = " at b=" + b + " j=" + j + " i=" + i;
+                    assertEquals(row[i], f32[idx], 0f, "f32 cache" + at);
+                    short bits = (short) ((bf16[2 * idx] & 0xFF) | (bf16[2 * idx + 1] << 8));
+                    assertEquals(Bf16Bits.encode(row[i]), bits, "bf16 cache, little-endian" + at);
+                    assertEquals(Bf16Bits.decode(bits), CacheOps.load(new float[1], bf16, CacheOps.BF16, POW2, slot, i, W, DC), 0f, at);
+                    assertEquals(q8[i], CacheOps.load(scales, int8, CacheOps.INT8, POW2, slot, i, W, DC), 1e-7, "int8 cache" + at);
                 }
             }
         }
@@ -131,7 +153,7 @@ class KernelsTest {
     void naivePathKernels() {
         float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
         float[] kvFull = new float[B * CAP * H * (DN + DV)];
-        LatentAttention.decompress(cache, new short[1], CacheOps.F32, POW2, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        LatentAttention.decompress(cache, new byte[1], CacheOps.F32, POW2, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
         int wd = H * (DN + DV);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
@@ -144,7 +166,7 @@ class KernelsTest {
         }
         float scale = 0.3f;
         float[] scores = new float[B * T * H * CAP];
-        LatentAttention.naiveScores(q, kvFull, cache, new short[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        LatentAttention.naiveScores(q, kvFull, cache, new byte[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
         double[] p = new double[scores.length];
         for (int r = 0; r < B * T; r++) {
             int b = r / T;
@@ -214,9 +236,9 @@ class KernelsTest {
         float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
         float scale = 0.4f;
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, cache, new short[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
+        LatentAttention.absorbedScores(qLat, q, cache, new byte[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
         LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, cache, new short[1], CacheOps.F32, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        LatentAttention.absorbedValues(scores, cache, new byte[1], CacheOps.F32, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
     }
 
@@ -229,7 +251,7 @@ class KernelsTest {
         for (int[] ts : tilings) {
             int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
             float[] sTile = new float[parts * bc], oPart = new float[parts * DC], lse = new float[parts], oLat = new float[B * T * H * DC];
-            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], CacheOps.F32, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.splitTiles(qLat, q, cache, new byte[1], CacheOps.F32, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
             OnlineSoftmax.combine(oPart, lse, oLat, B * T, H, splits, DC);
             assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
         }
@@ -246,24 +268,45 @@ class KernelsTest {
         }
     }
 
-    @Test
-    void bf16CacheReadsAreTheDecodedValues() {
-        float[] f32 = cache();
-        short[] bf16 = new short[f32.length];
-        float[] rounded = new float[f32.length];
-        for (int i = 0; i < f32.length; i++) {
-            bf16[i] = Bf16Bits.encode(f32[i]);
-            rounded[i] = Bf16Bits.decode(bf16[i]);
-        }
+    /** Absorbed and tiled kernels over a quantised cache equal the double computation over its decoded values. */
+    private static void quantisedReadsAreTheDecodedValues(int dtype, float[] f32, byte[] bytes, float[] decoded) {
         float[] qLat = gaussian(17, B * T * H * DC), q = gaussian(18, B * T * H * (DN + DR));
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, new float[1], bf16, CacheOps.BF16, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
+        LatentAttention.absorbedScores(qLat, q, f32, bytes, dtype, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
         LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, new float[1], bf16, CacheOps.BF16, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
-        assertClose(absorbedInDouble(qLat, q, rounded, 0.4f), oLat, TOL, "absorbed over a bf16 cache");
+        LatentAttention.absorbedValues(scores, f32, bytes, dtype, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oLat, TOL, "absorbed over dtype " + dtype);
         float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], lse = new float[B * T * H * 2], oT = new float[oLat.length];
-        OnlineSoftmax.splitTiles(qLat, q, new float[1], bf16, CacheOps.BF16, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
+        OnlineSoftmax.splitTiles(qLat, q, f32, bytes, dtype, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
         OnlineSoftmax.combine(oPart, lse, oT, B * T, H, 2, DC);
-        assertClose(absorbedInDouble(qLat, q, rounded, 0.4f), oT, TOL, "tiled over a bf16 cache");
+        assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oT, TOL, "tiled over dtype " + dtype);
+    }
+
+    @Test
+    void bf16CacheReadsAreTheDecodedValues() {
+        float[] values = cache();
+        byte[] bytes = new byte[2 * values.length];
+        float[] rounded = new float[values.length];
+        for (int i = 0; i < values.length; i++) {
+            short bits = Bf16Bits.encode(values[i]);
+            bytes[2 * i] = (byte) bits;
+            bytes[2 * i + 1] = (byte) (bits >> 8);
+            rounded[i] = Bf16Bits.decode(bits);
+        }
+        quantisedReadsAreTheDecodedValues(CacheOps.BF16, new float[1], bytes, rounded);
+    }
+
+    @Test
+    void int8CacheReadsAreTheDecodedValues() {
+        float[] values = cache();
+        float[] scales = new float[2 * B * CAP];
+        byte[] bytes = new byte[values.length];
+        float[] decoded = new float[values.length];
+        for (int slot = 0; slot < B * CAP; slot++) {
+            CacheOps.writeRow(values, slot * W, values, slot * W + DC, scales, bytes, CacheOps.INT8, POW2, slot, DC, DR);
+            double[] e = int8Expected(java.util.Arrays.copyOfRange(values, slot * W, slot * W + W), DC);
+            for (int i = 0; i < W; i++) decoded[slot * W + i] = (float) e[i];
+        }
+        quantisedReadsAreTheDecodedValues(CacheOps.INT8, scales, bytes, decoded);
     }
 }
