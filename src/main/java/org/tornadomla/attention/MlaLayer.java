@@ -9,7 +9,6 @@ import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Absorb;
-import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.LatentAttention;
 import org.tornadomla.kernels.Norms;
@@ -160,11 +159,11 @@ public final class MlaLayer implements AutoCloseable {
         float[] x = g.input("x", new float[rows * d]);
         int[] seqStart = g.input("seqStart", new int[batch]);
         float[] y = g.output("y", new float[rows * d]);
-        float[] pow2 = g.weight("pow2", Bf16.POW2);
         float[] freq = g.weight("invFreq", invFreq);
         g.state("cache", cache);
         float[] kv32 = cache.f32();
-        byte[] kv16 = cache.bytes();
+        short[] kv16 = cache.bf16();
+        byte[] kv8 = cache.int8();
         float[] wkvB = g.weight("kv_b_proj", w.wkvB);
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
@@ -188,11 +187,11 @@ public final class MlaLayer implements AutoCloseable {
         g.task("rope_k", Rope.class, "rotatePairs", kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
 
         // 3. cache: c_kv and k_pe only
-        g.task("cache_append", CacheOps.class, "append", ckv, kvA, kv32, kv16, dt, pow2, seqStart, batch, tokens, cap, dc, dr);
+        g.task("cache_append", CacheOps.class, "append", ckv, kvA, kv32, kv16, kv8, dt, seqStart, batch, tokens, cap, dc, dr);
 
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
-        addAttention(g, c, wkvB, cache, q, o, seqStart, pow2, tokens, opt);
+        addAttention(g, c, wkvB, cache, q, o, seqStart, tokens, opt);
 
         // 5. output projection
         project(g, "o_proj", o, g.weight("o_proj", w.wo), y, rows, h * dv, d);
@@ -205,20 +204,21 @@ public final class MlaLayer implements AutoCloseable {
      * graph of this part alone.
      */
     public static void addAttention(KernelGraph g, MlaConfig c, float[] wkvB, LatentCache cache, float[] q, float[] o,
-                                    int[] seqStart, float[] pow2, int tokens, AttentionOptions opt) {
+                                    int[] seqStart, int tokens, AttentionOptions opt) {
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
         final float scale = (float) c.softmaxScale();
         float[] kv32 = cache.f32();
-        byte[] kv16 = cache.bytes();
+        short[] kv16 = cache.bf16();
+        byte[] kv8 = cache.int8();
         switch (opt.path()) {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("decompress", LatentAttention.class, "decompress", kv32, kv16, dt, pow2, wkvB, kvFull, seqStart,
+                g.task("decompress", LatentAttention.class, "decompress", kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
                         batch, tokens, cap, h, dn, dv, dc, dr);
-                g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, kv32, kv16, dt, pow2, scores,
+                g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, kv32, kv16, kv8, dt, scores,
                         seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
                 g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
                 g.task("values", LatentAttention.class, "naiveValues", scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
@@ -228,10 +228,10 @@ public final class MlaLayer implements AutoCloseable {
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
                 g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("scores", LatentAttention.class, "absorbedScores", qLat, q, kv32, kv16, dt, pow2, scores, seqStart,
+                g.task("scores", LatentAttention.class, "absorbedScores", qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
                         batch, tokens, cap, h, dn, dr, dc, scale);
                 g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
-                g.task("values", LatentAttention.class, "absorbedValues", scores, kv32, kv16, dt, pow2, oLat,
+                g.task("values", LatentAttention.class, "absorbedValues", scores, kv32, kv16, kv8, dt, oLat,
                         seqStart, batch, tokens, cap, h, dc, dr);
                 g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
             }
@@ -243,7 +243,7 @@ public final class MlaLayer implements AutoCloseable {
                 float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
                 float[] lse = g.scratch("lse_split", new float[parts]);
                 g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, dt, pow2, sTile, oPart, lse,
+                g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, kv8, dt, sTile, oPart, lse,
                         seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), opt.numSplits());
                 g.task("combine", OnlineSoftmax.class, "combine", oPart, lse, oLat, rows, h, opt.numSplits(), dc);
                 g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);

@@ -8,7 +8,6 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
-import org.tornadomla.kernels.Bf16;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.SplittableRandom;
@@ -43,6 +42,14 @@ public final class DecodeBench {
     private final float[] out;
 
     public DecodeBench(Shape shape, long seed) {
+        this(shape, seed, false);
+    }
+
+    /**
+     * @param structured fill the cache with structured latents (rank-8 signal, a few outlier channels ten times
+     *                   larger, small noise) instead of independent N(0, 1) numbers
+     */
+    public DecodeBench(Shape shape, long seed, boolean structured) {
         this.shape = shape;
         MlaConfig base = MlaConfig.deepseekV3();
         MlaConfig c = new MlaConfig(base.hiddenSize(), shape.heads(), base.qLoraRank(), base.kvLoraRank(), base.qkNopeHeadDim(),
@@ -52,17 +59,17 @@ public final class DecodeBench {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
         for (int b = 0; b < shape.batch(); b++) {
-            cache.write(b, MlaWeights.gaussians(rnd, shape.context() * dc, 1), MlaWeights.gaussians(rnd, shape.context() * dr, 1));
+            float[] latent = structured ? structuredLatent(rnd, shape.context(), dc) : MlaWeights.gaussians(rnd, shape.context() * dc, 1);
+            cache.write(b, latent, MlaWeights.gaussians(rnd, shape.context() * dr, 1));
         }
         graph = new KernelGraph("decode");
         float[] q = graph.input("q", MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1));
         int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
         java.util.Arrays.fill(seqStart, shape.context() - 1);
-        float[] pow2 = graph.weight("pow2", Bf16.POW2);
         graph.state("cache", cache);
         float[] wkvB = graph.weight("kv_b_proj", MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
         out = graph.output("o", new float[shape.batch() * h * c.vHeadDim()]);
-        MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, pow2, 1, AttentionOptions.of(shape.path()));
+        MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, 1, AttentionOptions.of(shape.path()));
     }
 
     public Shape shape() {
@@ -96,6 +103,22 @@ public final class DecodeBench {
             n++;
         } while (n < minIterations || (System.nanoTime() - start) / 1e6 < budgetMs);
         return new double[] {(System.nanoTime() - start) / 1e6 / n, n};
+    }
+
+    /** n rows of width d: Σ_k u_k·v_k over rank 8, every 64th channel ×10 (outliers), plus N(0, 0.05²) noise. */
+    static float[] structuredLatent(SplittableRandom rnd, int n, int d) {
+        int rank = 8;
+        float[] u = MlaWeights.gaussians(rnd, n * rank, 1), v = MlaWeights.gaussians(rnd, rank * d, 1 / Math.sqrt(rank));
+        float[] noise = MlaWeights.gaussians(rnd, n * d, 0.05);
+        float[] out = new float[n * d];
+        for (int t = 0; t < n; t++) {
+            for (int c = 0; c < d; c++) {
+                float s = 0;
+                for (int k = 0; k < rank; k++) s += u[t * rank + k] * v[k * d + c];
+                out[t * d + c] = (c % 64 == 0 ? 10 : 1) * s + noise[t * d + c];
+            }
+        }
+        return out;
     }
 
     /** Frees what {@code executor} holds for this benchmark's graph (device memory under TornadoVM). */

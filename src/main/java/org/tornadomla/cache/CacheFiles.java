@@ -17,7 +17,8 @@ import java.util.Map;
 /**
  * A sequence's latent cache as a safetensors file: what a prefill node hands to a decode node, or what a
  * CPU offload writes. Tensors {@code kv_cache} [n, kv_lora_rank] and {@code pe_cache} [n, qk_rope_head_dim]
- * (interleaved rope order) in the cache's own storage dtype, so a round trip is bit-identical; metadata:
+ * (interleaved rope order) in the cache's own storage dtype (an int8 cache: {@code kv_cache_int8}
+ * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]), so a round trip is bit-identical; metadata:
  * format, config hash, dtype, length (positions 0 … n−1). An import checks all of it before writing
  * anything and refuses another config or dtype.
  */
@@ -41,15 +42,21 @@ public final class CacheFiles {
     public static void export(LatentCache cache, int b, MlaConfig config, Path file) {
         checkGeometry(cache, config);
         int n = cache.length(b);
-        DType storage = cache.dtype() == CacheDtype.BF16 ? DType.BF16 : DType.F32;
-        new SafeTensorsWriter()
+        SafeTensorsWriter w = new SafeTensorsWriter()
                 .metadata("format", FORMAT)
                 .metadata("config_sha256", configHash(config))
                 .metadata("dtype", cache.dtype().toString())
-                .metadata("length", Integer.toString(n))
-                .add("kv_cache", storage, new long[] {n, config.kvLoraRank()}, cache.latent(b))
-                .add("pe_cache", storage, new long[] {n, config.qkRopeHeadDim()}, cache.ropeKey(b))
-                .write(file);
+                .metadata("length", Integer.toString(n));
+        if (cache.dtype() == CacheDtype.INT8) {
+            // the stored bytes and scales themselves: int8 [n, d_c + d_r] (latent | rope) and fp32 scales [n, 2]
+            w.addBytes("kv_cache_int8", DType.I8, new long[] {n, config.cacheWidth()}, cache.int8Values(b))
+                    .add("kv_cache_scales", new long[] {n, 2}, cache.int8Scales(b));
+        } else {
+            DType storage = cache.dtype() == CacheDtype.BF16 ? DType.BF16 : DType.F32;
+            w.add("kv_cache", storage, new long[] {n, config.kvLoraRank()}, cache.latent(b))
+                    .add("pe_cache", storage, new long[] {n, config.qkRopeHeadDim()}, cache.ropeKey(b));
+        }
+        w.write(file);
     }
 
     /**
@@ -79,6 +86,14 @@ public final class CacheFiles {
             }
             if (n > cache.capacity()) {
                 throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
+            }
+            if (cache.dtype() == CacheDtype.INT8) {
+                TensorInfo v = f.info("kv_cache_int8"), sc = f.info("kv_cache_scales");
+                if (v == null || sc == null) throw new MlaException(file + ": expected tensors kv_cache_int8 and kv_cache_scales");
+                v.requireShape(n, config.cacheWidth());
+                sc.requireShape(n, 2);
+                cache.writeInt8(b, f.readBytes("kv_cache_int8"), f.readFloats("kv_cache_scales"));
+                return;
             }
             TensorInfo kv = f.info("kv_cache"), pe = f.info("pe_cache");
             if (kv == null || pe == null) throw new MlaException(file + ": expected tensors kv_cache and pe_cache");

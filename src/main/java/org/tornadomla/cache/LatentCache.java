@@ -24,8 +24,9 @@ public final class LatentCache implements DeviceResident {
     private final int kvLoraRank;
     private final int ropeDim;
     private final CacheDtype dtype;
-    // storage as CacheOps describes it: f32 values or int8 scales, and raw bf16/int8 bytes; unused: 1 element
+    // storage as CacheOps describes it: f32 values / bf16 table / int8 scales, bf16 bits, int8 values; unused: 1 element
     private final float[] f32;
+    private final short[] bf16;
     private final byte[] bytes;
     private final int[] lengths;
     // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
@@ -42,16 +43,16 @@ public final class LatentCache implements DeviceResident {
         this.ropeDim = config.qkRopeHeadDim();
         this.dtype = dtype;
         long size = (long) batch * capacity * (kvLoraRank + ropeDim);
-        long byteSize = dtype == CacheDtype.BF16 ? 2 * size : size;
-        if (byteSize > Integer.MAX_VALUE - 8)
+        if (size > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
-                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) / dtype.bytes + ")");
-        f32 = new float[switch (dtype) {
-            case F32 -> (int) size;
-            case INT8 -> 2 * batch * capacity;
-            case BF16 -> 1;
-        }];
-        bytes = new byte[dtype == CacheDtype.F32 ? 1 : (int) byteSize];
+                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) + ")");
+        f32 = switch (dtype) {
+            case F32 -> new float[(int) size];
+            case BF16 -> Bf16.POW2.clone();
+            case INT8 -> new float[2 * batch * capacity];
+        };
+        bf16 = new short[dtype == CacheDtype.BF16 ? (int) size : 1];
+        bytes = new byte[dtype == CacheDtype.INT8 ? (int) size : 1];
         lengths = new int[batch];
     }
 
@@ -120,7 +121,7 @@ public final class LatentCache implements DeviceResident {
 
     @Override
     public Object[] arrays() {
-        return new Object[] {f32, bytes};
+        return new Object[] {f32, bf16, bytes};
     }
 
     @Override
@@ -159,10 +160,45 @@ public final class LatentCache implements DeviceResident {
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
         for (int t = 0; t < n; t++) {
-            CacheOps.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bytes, dtype.code, Bf16.POW2, b * capacity + t,
+            CacheOps.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bf16, bytes, dtype.code, b * capacity + t,
                     kvLoraRank, ropeDim);
         }
         lengths[b] = n;
+    }
+
+    /** Sequence b's int8 storage as it is: values [length(b), d_c + d_r] and scales [length(b), 2]. */
+    public byte[] int8Values(int b) {
+        requireInt8();
+        toHost();
+        int w = kvLoraRank + ropeDim;
+        return java.util.Arrays.copyOfRange(bytes, b * capacity * w, (b * capacity + length(b)) * w);
+    }
+
+    public float[] int8Scales(int b) {
+        requireInt8();
+        toHost();
+        return java.util.Arrays.copyOfRange(f32, 2 * b * capacity, 2 * (b * capacity + length(b)));
+    }
+
+    /** Replaces sequence b with int8 storage as {@link #int8Values}/{@link #int8Scales} return it. */
+    public void writeInt8(int b, byte[] values, float[] scales) {
+        requireInt8();
+        java.util.Objects.checkIndex(b, batch);
+        int w = kvLoraRank + ropeDim;
+        if (values.length % w != 0 || scales.length != 2 * (values.length / w)) {
+            throw new MlaException("cache write: expected int8 values [n, " + w + "] and scales [n, 2], found " + values.length
+                    + " and " + scales.length + " numbers");
+        }
+        int n = values.length / w;
+        if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
+        toHost();
+        System.arraycopy(values, 0, bytes, b * capacity * w, values.length);
+        System.arraycopy(scales, 0, f32, 2 * b * capacity, scales.length);
+        lengths[b] = n;
+    }
+
+    private void requireInt8() {
+        if (dtype != CacheDtype.INT8) throw new MlaException("int8 storage asked of a " + dtype + " cache");
     }
 
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
@@ -181,21 +217,27 @@ public final class LatentCache implements DeviceResident {
         float[] out = new float[n * width];
         for (int t = 0; t < n; t++) {
             for (int i = 0; i < width; i++) {
-                out[t * width + i] = CacheOps.load(f32, bytes, dtype.code, Bf16.POW2, b * capacity + t, offset + i,
+                out[t * width + i] = CacheOps.load(f32, bf16, bytes, dtype.code, b * capacity + t, offset + i,
                         kvLoraRank + ropeDim, kvLoraRank);
             }
         }
         return out;
     }
 
-    /** f32 storage for kernels: the values (F32), the scales (INT8) or a 1-element placeholder (BF16). */
+    /** f32 storage for kernels: the values (F32), the bf16 decoding table (BF16) or the scales (INT8). */
     public float[] f32() {
         toHost();
         return f32;
     }
 
-    /** byte storage for kernels: raw bf16 (2 bytes per number) or int8 values; a 1-element placeholder for F32. */
-    public byte[] bytes() {
+    /** bf16 storage for kernels: raw bf16 patterns (BF16) or a 1-element placeholder. */
+    public short[] bf16() {
+        toHost();
+        return bf16;
+    }
+
+    /** int8 storage for kernels: the values (INT8) or a 1-element placeholder. */
+    public byte[] int8() {
         toHost();
         return bytes;
     }

@@ -29,9 +29,9 @@ public final class VectorKernels {
 
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int L = SPECIES.length();
-    /** L bf16 numbers (2L bytes) and L int8 numbers (L bytes) as byte vectors. */
-    private static final VectorSpecies<Byte> BYTES2 = VectorSpecies.of(byte.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2));
-    private static final VectorSpecies<Byte> BYTES1 = VectorSpecies.of(byte.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 4));
+    /** L bf16 numbers and L int8 numbers as vectors. */
+    private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2));
+    private static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 4));
     private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, SPECIES.vectorShape());
     /** Heads and cached tokens per register block. */
     private static final int HB = 4, JB = 4;
@@ -79,16 +79,15 @@ public final class VectorKernels {
      * returned), or decoded into buf (offset 0) for BF16 (widen to int, shift into a float's top half) and
      * INT8 (convert, times the slot's scale of each part).
      */
-    private static int rows(float[] kv32, byte[] bytes, int dtype, float[] pow2, int slot, int n, int w, int dc, float[] buf) {
+    private static int rows(float[] kv32, short[] bf16, byte[] int8, int dtype, int slot, int n, int w, int dc, float[] buf) {
         if (dtype == CacheOps.F32) return slot * w;
         if (dtype == CacheOps.BF16) {
             int from = slot * w, count = n * w, i = 0;
             for (; i <= count - L; i += L) {
-                ShortVector sv = ByteVector.fromArray(BYTES2, bytes, 2 * (from + i)).reinterpretAsShorts();
-                ((IntVector) sv.convertShape(VectorOperators.S2I, INTS, 0))
+                ((IntVector) ShortVector.fromArray(SHORTS, bf16, from + i).convertShape(VectorOperators.S2I, INTS, 0))
                         .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(buf, i);
             }
-            for (; i < count; i++) buf[i] = CacheOps.load(kv32, bytes, dtype, pow2, slot + i / w, i % w, w, dc);
+            for (; i < count; i++) buf[i] = CacheOps.load(kv32, bf16, int8, dtype, slot + i / w, i % w, w, dc);
             return 0;
         }
         for (int t = 0; t < n; t++) {
@@ -99,10 +98,10 @@ public final class VectorKernels {
                 FloatVector vs = FloatVector.broadcast(SPECIES, scale);
                 int i = lo;
                 for (; i <= hi - L; i += L) {
-                    ((FloatVector) ByteVector.fromArray(BYTES1, bytes, from + i).convertShape(VectorOperators.B2F, SPECIES, 0))
+                    ((FloatVector) ByteVector.fromArray(BYTES, int8, from + i).convertShape(VectorOperators.B2F, SPECIES, 0))
                             .mul(vs).intoArray(buf, to + i);
                 }
-                for (; i < hi; i++) buf[to + i] = bytes[from + i] * scale;
+                for (; i < hi; i++) buf[to + i] = int8[from + i] * scale;
             }
         }
         return 0;
@@ -143,7 +142,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ absorbed attention
 
-    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
                                       float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr;
@@ -162,7 +161,7 @@ public final class VectorKernels {
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
                 float[] src = dtype != CacheOps.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, nj, w, dc, buf);
+                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, nj, dc, dr, scores, sOff, j0, scale);
             }
         });
@@ -260,7 +259,7 @@ public final class VectorKernels {
         });
     }
 
-    public static void absorbedValues(float[] probs, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] oLat,
+    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] oLat,
                                       int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
         int w = dc + dr;
         int groups = (heads + GROUP - 1) / GROUP;
@@ -277,7 +276,7 @@ public final class VectorKernels {
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
                 float[] src = dtype != CacheOps.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, nj, w, dc, buf);
+                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
                 valueTile(probs, pOff, j0, nh, src, off, w, nj, dc, oLat, aOff);
             }
         });
@@ -324,7 +323,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ tiled (online softmax, split-KV)
 
-    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] sTile,
+    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] sTile,
                                   float[] oPart, float[] lsePart, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr;
@@ -349,7 +348,7 @@ public final class VectorKernels {
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
                 int n = Math.min(tileSize, hi - j0);
                 float[] src = dtype != CacheOps.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j0, n, w, dc, buf);
+                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
                     float mTile = LatentAttention.NEG_INF;
@@ -403,7 +402,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ naive (decompressed K/V)
 
-    public static void decompress(float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] wkvB, float[] kvFull,
+    public static void decompress(float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] wkvB, float[] kvFull,
                                   int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv), w = dc + dr;
         IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
@@ -411,12 +410,12 @@ public final class VectorKernels {
             if (j >= seqStart[b] + tokens) return;
             float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
             float[] src = dtype != CacheOps.F32 ? buf : kvF32;
-            int off = rows(kvF32, kvBytes, dtype, pow2, bj, 1, w, dc, buf);
+            int off = rows(kvF32, kvBf16, kvInt8, dtype, bj, 1, w, dc, buf);
             for (int o = 0; o < width; o++) kvFull[bj * width + o] = dot(wkvB, o * dc, src, off, dc);
         });
     }
 
-    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
                                    float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
                                    int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv), w = dc + dr;
@@ -425,7 +424,7 @@ public final class VectorKernels {
             float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
             for (int j = 0; j < len; j++) {
                 float[] src = dtype != CacheOps.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBytes, dtype, pow2, b * capacity + j, 1, w, dc, buf);
+                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, 1, w, dc, buf);
                 float s = dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
                         + dot(q, rh * (dn + dr) + dn, src, off + dc, dr);
                 scores[rh * capacity + j] = s * scale;

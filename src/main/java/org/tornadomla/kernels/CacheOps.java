@@ -5,18 +5,20 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
 /**
  * The latent cache in kernels. Logically the cache is [batch, capacity, w] with w = d_c + d_r: each token's
  * row is its normalised latent c_kv followed by its roped shared key k_pe (576 numbers for DeepSeek-V3, the
- * layout FlashMLA uses). A slot is b·capacity + j. Physically it is two arrays, used by dtype:
+ * layout FlashMLA uses). A slot is b·capacity + j. Physically it is three arrays, used by dtype:
  *
  * <pre>
- *  dtype  f32 (float[])                          bytes (byte[])
- *  F32    the values, [slot, w]                  1-element placeholder
- *  BF16   1-element placeholder                  raw bf16, 2 bytes per number, little-endian, [slot, w, 2]
- *  INT8   2 scales per slot: latent, rope        int8 values, [slot, w]; value = byte · scale of its part
+ *  dtype  f32 (float[])                      bf16 (short[])           int8 (byte[])
+ *  F32    the values, [slot, w]              1-element placeholder    1-element placeholder
+ *  BF16   the power-of-two table Bf16.POW2   raw bf16, [slot, w]      1-element placeholder
+ *  INT8   2 scales per slot: latent, rope    1-element placeholder    values, [slot, w]; value = byte · scale
  * </pre>
  *
- * Kernels take both arrays and the dtype code; the dtype is a shape constant, so TornadoVM folds the
- * branches in {@link #load} away. Decoding happens inside the score and accumulation loops: there is never a
- * dequantised copy of the cache.
+ * (The bf16 decoding table lives in the f32 array, which a bf16 cache does not otherwise use, to keep
+ * TornadoVM's limit of 20 kernel arguments. Bytes are read signed only: TornadoVM 5.2's OpenCL code treats
+ * {@code b & 0xFF} as a signed char, seen on PoCL.) Kernels take all three arrays and the dtype code; the
+ * dtype is a shape constant, so TornadoVM folds the branches in {@link #load} away. Decoding happens inside
+ * the score and accumulation loops: there is never a dequantised copy of the cache.
  */
 public final class CacheOps {
     private CacheOps() {
@@ -28,12 +30,12 @@ public final class CacheOps {
     public static final int INT8 = 2;
 
     /** Number {@code col} (&lt; d_c + d_r) of cache slot {@code slot}, as float. */
-    public static float load(float[] f32, byte[] bytes, int dtype, float[] pow2, int slot, int col, int w, int dc) {
+    public static float load(float[] f32, short[] bf16, byte[] int8, int dtype, int slot, int col, int w, int dc) {
         int idx = slot * w + col;
         if (dtype == BF16) {
-            return Bf16.decode((bytes[2 * idx] & 0xFF) | ((bytes[2 * idx + 1] & 0xFF) << 8), pow2);
+            return Bf16.decode(bf16[idx], f32);
         } else if (dtype == INT8) {
-            return bytes[idx] * f32[2 * slot + (col < dc ? 0 : 1)];
+            return int8[idx] * f32[2 * slot + (col < dc ? 0 : 1)];
         }
         return f32[idx];
     }
@@ -43,8 +45,8 @@ public final class CacheOps {
      * from pe[peOff …+d_r). INT8 scales each part by its largest magnitude / 127 and rounds half away from
      * zero; BF16 rounds to nearest even. Used by {@link #append} and by host code that fills a cache.
      */
-    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, byte[] bytes, int dtype,
-                                float[] pow2, int slot, int dc, int dr) {
+    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
+                                int dtype, int slot, int dc, int dr) {
         int w = dc + dr;
         int dst = slot * w;
         if (dtype == INT8) {
@@ -63,15 +65,13 @@ public final class CacheOps {
             for (int i = 0; i < w; i++) {
                 float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
                 int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
-                bytes[dst + i] = (byte) Math.max(-127, Math.min(127, r));
+                int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
             }
         } else {
             for (int i = 0; i < w; i++) {
                 float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
                 if (dtype == BF16) {
-                    int bits = Bf16.encode(v, pow2) & 0xFFFF;
-                    bytes[2 * (dst + i)] = (byte) (bits & 0xFF);
-                    bytes[2 * (dst + i) + 1] = (byte) (bits >> 8);
+                    bf16[dst + i] = Bf16.encode(v, f32);
                 } else {
                     f32[dst + i] = v;
                 }
@@ -84,7 +84,7 @@ public final class CacheOps {
      * ckv [rows, d_c] and the roped key from kvA [rows, d_c + d_r] (its last d_r numbers). The caller has
      * checked that seqStart[b] + tokens &lt;= capacity.
      */
-    public static void append(float[] ckv, float[] kvA, float[] f32, byte[] bytes, int dtype, float[] pow2,
+    public static void append(float[] ckv, float[] kvA, float[] f32, short[] bf16, byte[] int8, int dtype,
                               int[] seqStart, int batch, int tokens, int capacity, int dc, int dr) {
         for (@Parallel int b = 0; b < batch; b++) {
             for (@Parallel int t = 0; t < tokens; t++) {
@@ -93,9 +93,9 @@ public final class CacheOps {
                 if (seqStart[b] < 0) {
                     // never taken: TornadoVM does not copy in an array a kernel only writes (DESIGN.md §2), so
                     // this read keeps the rows already cached when the cache comes from the host
-                    ckv[row * dc] = f32[slot] + bytes[slot];
+                    ckv[row * dc] = f32[slot] + bf16[slot] + int8[slot];
                 }
-                writeRow(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bytes, dtype, pow2, slot, dc, dr);
+                writeRow(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, int8, dtype, slot, dc, dr);
             }
         }
     }

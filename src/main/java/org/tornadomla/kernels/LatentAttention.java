@@ -23,7 +23,7 @@ public final class LatentAttention {
      * tokens, i.e. k_nope and v of every head, [batch, capacity, H·(d_n+d_v)]. This is the per-token cost
      * MLA's absorption avoids.
      */
-    public static void decompress(float[] kvF32, byte[] kvBytes, int dtype, float[] pow2, float[] wkvB,
+    public static void decompress(float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] wkvB,
                                   float[] kvFull, int[] seqStart, int batch, int tokens, int capacity,
                                   int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv);
@@ -34,7 +34,7 @@ public final class LatentAttention {
                         int slot = b * capacity + j;
                         float acc = 0f;
                         for (int c = 0; c < dc; c++) {
-                            acc += wkvB[o * dc + c] * CacheOps.load(kvF32, kvBytes, dtype, pow2, slot, c, dc + dr, dc);
+                            acc += wkvB[o * dc + c] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
                         }
                         kvFull[(b * capacity + j) * width + o] = acc;
                     }
@@ -44,8 +44,8 @@ public final class LatentAttention {
     }
 
     /** NAIVE step 2: score[r, h, j] = scale·(q_nope[r, h]·k_nope[b, j, h] + q_pe[r, h]·k_pe[b, j]). */
-    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, byte[] kvBytes, int dtype,
-                                   float[] pow2, float[] scores, int[] seqStart, int batch, int tokens,
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+                                   float[] scores, int[] seqStart, int batch, int tokens,
                                    int capacity, int heads, int dn, int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv);
         for (@Parallel int r = 0; r < batch * tokens; r++) {
@@ -61,7 +61,7 @@ public final class LatentAttention {
                             acc += q[qBase + d] * kvFull[kBase + d];
                         }
                         for (int d = 0; d < dr; d++) {
-                            acc += q[qBase + dn + d] * CacheOps.load(kvF32, kvBytes, dtype, pow2, slot, dc + d, dc + dr, dc);
+                            acc += q[qBase + dn + d] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, dc + d, dc + dr, dc);
                         }
                         scores[(r * heads + h) * capacity + j] = acc * scale;
                     }
@@ -91,8 +91,8 @@ public final class LatentAttention {
     }
 
     /** ABSORBED step 2: score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]). */
-    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes,
-                                      int dtype, float[] pow2, float[] scores, int[] seqStart,
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+                                      int dtype, float[] scores, int[] seqStart,
                                       int batch, int tokens, int capacity, int heads, int dn, int dr, int dc,
                                       float scale) {
         for (@Parallel int r = 0; r < batch * tokens; r++) {
@@ -100,8 +100,8 @@ public final class LatentAttention {
                 for (@Parallel int j = 0; j < capacity; j++) {
                     int b = r / tokens;
                     if (j <= seqStart[b] + r % tokens) {
-                        scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvF32, kvBytes,
-                                dtype, pow2, r * heads + h, b * capacity + j, dn, dr, dc);
+                        scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                                dtype, r * heads + h, b * capacity + j, dn, dr, dc);
                     }
                 }
             }
@@ -109,21 +109,21 @@ public final class LatentAttention {
     }
 
     /** q_lat[rh]·c_kv[slot] + q_pe[rh]·k_pe[slot], where rh = r·H + h and slot = b·capacity + j. */
-    static float latentScore(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
+    static float latentScore(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
                              int rh, int slot, int dn, int dr, int dc) {
         float acc = 0f;
         for (int c = 0; c < dc; c++) {
-            acc += qLat[rh * dc + c] * CacheOps.load(kvF32, kvBytes, dtype, pow2, slot, c, dc + dr, dc);
+            acc += qLat[rh * dc + c] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
         }
         int qPe = rh * (dn + dr) + dn;
         for (int d = 0; d < dr; d++) {
-            acc += q[qPe + d] * CacheOps.load(kvF32, kvBytes, dtype, pow2, slot, dc + d, dc + dr, dc);
+            acc += q[qPe + d] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, dc + d, dc + dr, dc);
         }
         return acc;
     }
 
     /** ABSORBED step 4: o_lat[r, h, :] = Σ_j p[r, h, j]·c_kv[b, j, :] (the latent is the value too). */
-    public static void absorbedValues(float[] probs, float[] kvF32, byte[] kvBytes, int dtype, float[] pow2,
+    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
                                       float[] oLat, int[] seqStart, int batch, int tokens, int capacity,
                                       int heads, int dc, int dr) {
         for (@Parallel int r = 0; r < batch * tokens; r++) {
@@ -134,7 +134,7 @@ public final class LatentAttention {
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
                     for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * CacheOps.load(kvF32, kvBytes, dtype, pow2, b * capacity + j, c, dc + dr, dc);
+                        acc += probs[pBase + j] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, c, dc + dr, dc);
                     }
                     oLat[(r * heads + h) * dc + c] = acc;
                 }

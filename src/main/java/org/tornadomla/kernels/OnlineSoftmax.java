@@ -22,8 +22,8 @@ public final class OnlineSoftmax {
      * (lsePart [rows, H, numSplits]); an empty split gets lse = {@link LatentAttention#NEG_INF} and o = 0.
      * sTile [rows, H, numSplits, tileSize] is scratch for the tile's scores S.
      */
-    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, byte[] kvBytes,
-                                  int dtype, float[] pow2, float[] sTile, float[] oPart,
+    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+                                  int dtype, float[] sTile, float[] oPart,
                                   float[] lsePart, int[] seqStart, int batch, int tokens, int capacity,
                                   int heads, int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         for (@Parallel int r = 0; r < batch * tokens; r++) {
@@ -47,8 +47,8 @@ public final class OnlineSoftmax {
                         // S = scale·[q_lat | q_pe]·[c_kv | k_pe]ᵀ for the tile, and its max
                         float mTile = LatentAttention.NEG_INF;
                         for (int jj = 0; jj < n; jj++) {
-                            float sc = scale * LatentAttention.latentScore(qLat, q, kvF32, kvBytes,
-                                    dtype, pow2, r * heads + h, b * capacity + j0 + jj, dn, dr, dc);
+                            float sc = scale * LatentAttention.latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                                    dtype, r * heads + h, b * capacity + j0 + jj, dn, dr, dc);
                             sTile[tile + jj] = sc;
                             mTile = Math.max(mTile, sc);
                         }
@@ -64,7 +64,7 @@ public final class OnlineSoftmax {
                             l += p;
                             int slot = b * capacity + j0 + jj;
                             for (int c = 0; c < dc; c++) {
-                                oPart[acc + c] += p * CacheOps.load(kvF32, kvBytes, dtype, pow2, slot, c, dc + dr, dc);
+                                oPart[acc + c] += p * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
                             }
                         }
                         m = mNew;

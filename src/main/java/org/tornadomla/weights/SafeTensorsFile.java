@@ -208,6 +208,16 @@ public final class SafeTensorsFile implements TensorSource {
         return out;
     }
 
+    /** An I8 or U8 tensor's bytes as they are. */
+    public byte[] readBytes(String name) {
+        TensorInfo t = tensors.get(name);
+        if (t == null) throw new MlaException(path + ": no tensor '" + name + "'");
+        if (t.dtype() != DType.I8 && t.dtype() != DType.U8) {
+            throw new MlaException("tensor '" + name + "': expected dtype I8 or U8, found " + t.dtype());
+        }
+        return data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE);
+    }
+
     @Override
     public void close() {
         if (arena.scope().isAlive()) arena.close();

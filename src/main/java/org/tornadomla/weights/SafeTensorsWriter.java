@@ -25,7 +25,7 @@ import java.util.Map;
  * failed write never leaves a half-written file at the target path.
  */
 public final class SafeTensorsWriter {
-    private record Entry(String name, DType dtype, long[] shape, float[] data) {
+    private record Entry(String name, DType dtype, long[] shape, float[] data, byte[] raw) {
     }
 
     private final List<Entry> entries = new ArrayList<>();
@@ -45,7 +45,21 @@ public final class SafeTensorsWriter {
         for (Entry e : entries) {
             if (e.name.equals(name)) throw new MlaException("tensor '" + name + "' added twice");
         }
-        entries.add(new Entry(name, dtype, shape.clone(), data));
+        entries.add(new Entry(name, dtype, shape.clone(), data, null));
+        return this;
+    }
+
+    /** A tensor of raw bytes: I8 or U8 values as they are. */
+    public SafeTensorsWriter addBytes(String name, DType dtype, long[] shape, byte[] data) {
+        if (dtype != DType.I8 && dtype != DType.U8) throw new MlaException("tensor '" + name + "': raw bytes are I8 or U8, not " + dtype);
+        long n = 1;
+        for (long d : shape) n *= d;
+        if (n != data.length)
+            throw new MlaException("tensor '" + name + "': shape " + MlaException.shape(shape) + " holds " + n + " numbers, data has " + data.length);
+        for (Entry e : entries) {
+            if (e.name.equals(name)) throw new MlaException("tensor '" + name + "' added twice");
+        }
+        entries.add(new Entry(name, dtype, shape.clone(), null, data));
         return this;
     }
 
@@ -68,7 +82,7 @@ public final class SafeTensorsWriter {
             JsonArray shape = new JsonArray();
             for (long d : e.shape) shape.add(d);
             t.add("shape", shape);
-            long bytes = (long) e.data.length * e.dtype.bytes;
+            long bytes = (long) (e.raw != null ? e.raw.length : e.data.length) * e.dtype.bytes;
             JsonArray off = new JsonArray();
             off.add(offset);
             off.add(offset + bytes);
@@ -106,6 +120,10 @@ public final class SafeTensorsWriter {
     }
 
     private static void writeData(OutputStream out, Entry e) throws IOException {
+        if (e.raw != null) {
+            out.write(e.raw);
+            return;
+        }
         ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
         for (float v : e.data) {
             if (buf.remaining() < 4) {

@@ -150,6 +150,33 @@ class MlaLayerTest {
     }
 
     @Test
+    void int8CacheHoldsTheQuantisedLatentAndAllPathsAgreeOverIt() {
+        MlaConfig c = TestData.yarn();
+        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 15));
+        int T = 6;
+        float[] x = TestData.gaussian(16, (T + 2) * c.hiddenSize());
+        LatentCache f32 = layer.newCache(1, T, CacheDtype.F32), int8 = layer.newCache(1, T, CacheDtype.INT8);
+        layer.prefill(f32, java.util.Arrays.copyOf(x, T * c.hiddenSize()), T, AttentionPath.ABSORBED);
+        layer.prefill(int8, java.util.Arrays.copyOf(x, T * c.hiddenSize()), T, AttentionPath.ABSORBED);
+        assertEquals(c.cacheWidth() + 8, int8.bytesPerToken());
+        float[] lat = f32.latent(0), pe = f32.ropeKey(0), lat8 = int8.latent(0), pe8 = int8.ropeKey(0);
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        for (int t = 0; t < T; t++) {
+            float[] row = new float[dc + dr];
+            System.arraycopy(lat, t * dc, row, 0, dc);
+            System.arraycopy(pe, t * dr, row, dc, dr);
+            double[] e = org.tornadomla.kernels.KernelsTest.int8Expected(row, dc);
+            for (int i = 0; i < dc; i++) assertEquals(e[i], lat8[t * dc + i], 1e-6, "latent " + t + "," + i);
+            for (int i = 0; i < dr; i++) assertEquals(e[dc + i], pe8[t * dr + i], 1e-6, "k_pe " + t + "," + i);
+        }
+        float[] naive = run(layer, AttentionOptions.of(AttentionPath.NAIVE), CacheDtype.INT8, x, 1, T, 1, 1);
+        for (AttentionPath p : new AttentionPath[] {AttentionPath.ABSORBED, AttentionPath.TILED}) {
+            float[] y = run(layer, AttentionOptions.of(p), CacheDtype.INT8, x, 1, T, 1, 1);
+            assertTrue(TestData.maxAbsDiff(naive, y) <= PATHS_TOL, "int8 " + p + " vs naive: " + TestData.maxAbsDiff(naive, y));
+        }
+    }
+
+    @Test
     void fullCacheIsAnErrorAndLeavesTheCacheUnchanged() {
         MlaConfig c = TestData.small();
         MlaLayer layer = new MlaLayer(MlaWeights.random(c, 13));

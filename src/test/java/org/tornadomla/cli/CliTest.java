@@ -226,4 +226,12 @@ class CliTest {
         assertTrue(mla("kv-memory", "--dtype", "fp4").err.contains("unknown dtype 'fp4'"));
         assertEquals(2, mla("kv-memory", "--preset", "gpt-5").code);
     }
+
+    @Test
+    void cacheErrorReportsEveryDtype() {
+        Run r = mla("cache-error", "--heads", "4", "--context", "64", "--seeds", "1");
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.out.lines().anyMatch(l -> l.startsWith("random") && l.contains("int8") && l.contains("584")), r.out);
+        assertTrue(r.out.lines().anyMatch(l -> l.startsWith("structured") && l.contains("bf16") && l.contains("1,152")), r.out);
+    }
 }

@@ -13,7 +13,7 @@ import static org.tornadomla.TestData.gaussian;
  * Each kernel against a straightforward double-precision loop written here. Shapes are small and odd so
  * that index mistakes show: batch 2 with different start positions, 2 tokens per sequence, capacity 7.
  */
-class KernelsTest {
+public class KernelsTest {
     static final double TOL = 1e-5;
     static final int B = 2, T = 2, CAP = 7, H = 3, DN = 4, DR = 4, DV = 5, DC = 6, W = DC + DR;
     static final int[] SEQ_START = {3, 0};            // sequence 0 appends at 3, 4; sequence 1 at 0, 1
@@ -106,7 +106,7 @@ class KernelsTest {
     }
 
     /** The int8 encoding as the cache documents it, in double: scale = max|x|/127 per part, round half away. */
-    static double[] int8Expected(float[] row, int dc) {
+    public static double[] int8Expected(float[] row, int dc) {
         double[] out = new double[row.length];
         for (int part = 0; part < 2; part++) {
             int lo = part == 0 ? 0 : dc, hi = part == 0 ? dc : row.length;
@@ -125,10 +125,11 @@ class KernelsTest {
     void appendWritesOnlyTheNewRowsInEveryDtype() {
         float[] ckv = gaussian(9, B * T * DC), kvA = gaussian(10, B * T * W);
         float[] f32 = new float[B * CAP * W], scales = new float[2 * B * CAP];
-        byte[] bf16 = new byte[2 * B * CAP * W], int8 = new byte[B * CAP * W];
-        CacheOps.append(ckv, kvA, f32, new byte[1], CacheOps.F32, POW2, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, new float[1], bf16, CacheOps.BF16, POW2, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, scales, int8, CacheOps.INT8, POW2, SEQ_START, B, T, CAP, DC, DR);
+        short[] bf16 = new short[B * CAP * W];
+        byte[] int8 = new byte[B * CAP * W];
+        CacheOps.append(ckv, kvA, f32, new short[1], new byte[1], CacheOps.F32, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, POW2, bf16, new byte[1], CacheOps.BF16, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, scales, new short[1], int8, CacheOps.INT8, SEQ_START, B, T, CAP, DC, DR);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
                 int t = j - SEQ_START[b], slot = b * CAP + j;
@@ -139,10 +140,9 @@ class KernelsTest {
                     int idx = slot * W + i;
                     String at = " at b=" + b + " j=" + j + " i=" + i;
                     assertEquals(row[i], f32[idx], 0f, "f32 cache" + at);
-                    short bits = (short) ((bf16[2 * idx] & 0xFF) | (bf16[2 * idx + 1] << 8));
-                    assertEquals(Bf16Bits.encode(row[i]), bits, "bf16 cache, little-endian" + at);
-                    assertEquals(Bf16Bits.decode(bits), CacheOps.load(new float[1], bf16, CacheOps.BF16, POW2, slot, i, W, DC), 0f, at);
-                    assertEquals(q8[i], CacheOps.load(scales, int8, CacheOps.INT8, POW2, slot, i, W, DC), 1e-7, "int8 cache" + at);
+                    assertEquals(Bf16Bits.encode(row[i]), bf16[idx], "bf16 cache" + at);
+                    assertEquals(Bf16Bits.decode(bf16[idx]), CacheOps.load(POW2, bf16, new byte[1], CacheOps.BF16, slot, i, W, DC), 0f, at);
+                    assertEquals(q8[i], CacheOps.load(scales, new short[1], int8, CacheOps.INT8, slot, i, W, DC), 1e-7, "int8 cache" + at);
                 }
             }
         }
@@ -153,7 +153,7 @@ class KernelsTest {
     void naivePathKernels() {
         float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
         float[] kvFull = new float[B * CAP * H * (DN + DV)];
-        LatentAttention.decompress(cache, new byte[1], CacheOps.F32, POW2, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        LatentAttention.decompress(cache, new short[1], new byte[1], CacheOps.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
         int wd = H * (DN + DV);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
@@ -166,7 +166,7 @@ class KernelsTest {
         }
         float scale = 0.3f;
         float[] scores = new float[B * T * H * CAP];
-        LatentAttention.naiveScores(q, kvFull, cache, new byte[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        LatentAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
         double[] p = new double[scores.length];
         for (int r = 0; r < B * T; r++) {
             int b = r / T;
@@ -236,9 +236,9 @@ class KernelsTest {
         float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
         float scale = 0.4f;
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, cache, new byte[1], CacheOps.F32, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
+        LatentAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
         LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, cache, new byte[1], CacheOps.F32, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        LatentAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheOps.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
     }
 
@@ -251,7 +251,7 @@ class KernelsTest {
         for (int[] ts : tilings) {
             int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
             float[] sTile = new float[parts * bc], oPart = new float[parts * DC], lse = new float[parts], oLat = new float[B * T * H * DC];
-            OnlineSoftmax.splitTiles(qLat, q, cache, new byte[1], CacheOps.F32, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
             OnlineSoftmax.combine(oPart, lse, oLat, B * T, H, splits, DC);
             assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
         }
@@ -269,15 +269,15 @@ class KernelsTest {
     }
 
     /** Absorbed and tiled kernels over a quantised cache equal the double computation over its decoded values. */
-    private static void quantisedReadsAreTheDecodedValues(int dtype, float[] f32, byte[] bytes, float[] decoded) {
+    private static void quantisedReadsAreTheDecodedValues(int dtype, float[] f32, short[] bf16, byte[] bytes, float[] decoded) {
         float[] qLat = gaussian(17, B * T * H * DC), q = gaussian(18, B * T * H * (DN + DR));
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, f32, bytes, dtype, POW2, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
+        LatentAttention.absorbedScores(qLat, q, f32, bf16, bytes, dtype, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
         LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, f32, bytes, dtype, POW2, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        LatentAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oLat, TOL, "absorbed over dtype " + dtype);
         float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], lse = new float[B * T * H * 2], oT = new float[oLat.length];
-        OnlineSoftmax.splitTiles(qLat, q, f32, bytes, dtype, POW2, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
+        OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
         OnlineSoftmax.combine(oPart, lse, oT, B * T, H, 2, DC);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oT, TOL, "tiled over dtype " + dtype);
     }
@@ -285,15 +285,13 @@ class KernelsTest {
     @Test
     void bf16CacheReadsAreTheDecodedValues() {
         float[] values = cache();
-        byte[] bytes = new byte[2 * values.length];
+        short[] bits = new short[values.length];
         float[] rounded = new float[values.length];
         for (int i = 0; i < values.length; i++) {
-            short bits = Bf16Bits.encode(values[i]);
-            bytes[2 * i] = (byte) bits;
-            bytes[2 * i + 1] = (byte) (bits >> 8);
-            rounded[i] = Bf16Bits.decode(bits);
+            bits[i] = Bf16Bits.encode(values[i]);
+            rounded[i] = Bf16Bits.decode(bits[i]);
         }
-        quantisedReadsAreTheDecodedValues(CacheOps.BF16, new float[1], bytes, rounded);
+        quantisedReadsAreTheDecodedValues(CacheOps.BF16, POW2, bits, new byte[1], rounded);
     }
 
     @Test
@@ -303,10 +301,10 @@ class KernelsTest {
         byte[] bytes = new byte[values.length];
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
-            CacheOps.writeRow(values, slot * W, values, slot * W + DC, scales, bytes, CacheOps.INT8, POW2, slot, DC, DR);
+            CacheOps.writeRow(values, slot * W, values, slot * W + DC, scales, new short[1], bytes, CacheOps.INT8, slot, DC, DR);
             double[] e = int8Expected(java.util.Arrays.copyOfRange(values, slot * W, slot * W + W), DC);
             for (int i = 0; i < W; i++) decoded[slot * W + i] = (float) e[i];
         }
-        quantisedReadsAreTheDecodedValues(CacheOps.INT8, scales, bytes, decoded);
+        quantisedReadsAreTheDecodedValues(CacheOps.INT8, scales, new short[1], bytes, decoded);
     }
 }

@@ -2,7 +2,6 @@ package org.tornadomla.tornado;
 
 import org.junit.jupiter.api.Test;
 import org.tornadomla.TestData;
-import org.tornadomla.cache.Bf16Bits;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Bf16;
@@ -15,30 +14,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The KernelContext decode kernel against the plain-Java split_tiles it replaces: the same attention-core
  * graph (split_tiles + combine) on the JVM and on the device, with DeepSeek-V3's latent geometry (d_c 512,
  * d_r 64), 16 heads, two sequences of different lengths, several executions of one plan with growing
- * contexts, f32 and bf16 caches.
+ * contexts, f32, bf16 and int8 caches.
  */
 class FlashDecodeTest {
     static final int B = 2, T = 1, CAP = 300, H = 16, DN = 128, DR = 64, DC = 512, W = DC + DR, SPLITS = 4, BC = 16;
 
     @Test
     void matchesThePlainKernelOverChangingContexts() {
-        for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16}) {
+        for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16, CacheOps.INT8}) {
             float[] kv = TestData.gaussian(1, B * CAP * W);
+            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.POW2.clone() : new float[2 * B * CAP];
             short[] kv16 = new short[dtype == CacheOps.BF16 ? kv.length : 1];
-            if (dtype == CacheOps.BF16) for (int i = 0; i < kv.length; i++) kv16[i] = Bf16Bits.encode(kv[i]);
-            float[] kv32 = dtype == CacheOps.BF16 ? new float[1] : kv;
+            byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : 1];
+            if (dtype != CacheOps.F32) {
+                for (int slot = 0; slot < B * CAP; slot++) {
+                    CacheOps.writeRow(kv, slot * W, kv, slot * W + DC, kv32, kv16, kv8, dtype, slot, DC, DR);
+                }
+            }
             KernelGraph g = new KernelGraph("attn");
             float[] qLat = g.input("q_lat", TestData.gaussian(2, B * T * H * DC));
             float[] q = g.input("q", TestData.gaussian(3, B * T * H * (DN + DR)));
             int[] seqStart = g.input("seqStart", new int[B]);
             g.weight("kv32", kv32);
             g.weight("kv16", kv16);
-            float[] pow2 = g.weight("pow2", Bf16.POW2);
+            g.weight("kv8", kv8);
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
             float[] lse = g.scratch("lse", new float[B * T * H * SPLITS]);
             float[] oLat = g.output("o_lat", new float[B * T * H * DC]);
-            g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, dtype, pow2, sTile, oPart, lse, seqStart,
+            g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, lse, seqStart,
                     B, T, CAP, H, DN, DR, DC, 0.07f, BC, SPLITS);
             g.task("combine", OnlineSoftmax.class, "combine", oPart, lse, oLat, B * T, H, SPLITS, DC);
             JvmExecutor jvm = new JvmExecutor();

@@ -57,8 +57,8 @@ public final class FlashDecode {
         return rows * numSplits * (heads / headsPerGroup(heads));
     }
 
-    public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvF32, byte[] kvBytes, int dtype,
-                               float[] pow2, float[] oPart, float[] lsePart, int[] seqStart, int tokens, int capacity,
+    public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+                               int dtype, float[] oPart, float[] lsePart, int[] seqStart, int tokens, int capacity,
                                int heads, int group, int dn, int dr, int dc, float scale, int numSplits) {
         int tid = ctx.localIdx;
         int nThreads = ctx.localGroupSizeX;
@@ -101,7 +101,7 @@ public final class FlashDecode {
             int n = Math.min(TILE, hi - j0);
             // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads
             for (int i = tid; i < n * w; i += nThreads) {
-                tile[i] = CacheOps.load(kvF32, kvBytes, dtype, pow2, b * capacity + j0 + i / w, i % w, w, dc);
+                tile[i] = CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0 + i / w, i % w, w, dc);
             }
             ctx.localBarrier();
             for (int i = tid; i < group * n; i += nThreads) {
