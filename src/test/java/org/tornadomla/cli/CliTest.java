@@ -234,4 +234,24 @@ class CliTest {
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("random") && l.contains("int8") && l.contains("584")), r.out);
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("structured") && l.contains("bf16") && l.contains("1,152")), r.out);
     }
+
+    @Test
+    void rankFindsAPlantedRankAndConvertsToMla() throws IOException {
+        Path layer = dir.resolve("mha.safetensors"), mlaOut = dir.resolve("mla.safetensors"), png = dir.resolve("rank.png");
+        assertEquals(0, mla("rank", "--generate", "--output", layer.toString(), "--hidden", "96", "--kv-heads", "2", "--head-dim", "16",
+                "--planted-rank", "20").code);
+        Run r = mla("rank", "--weights", layer.toString(), "--to-mla", "20", "--output", mlaOut.toString(), "--heads", "4",
+                "--head-dim", "16", "--chart", png.toString());
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.out.contains("effective rank at 99.9% of the energy: 20 of 64"), r.out);
+        assertTrue(r.out.contains("Gram matrix") && r.out.contains("done in"), r.out);
+        String err = r.out.lines().filter(l -> l.startsWith("attention-output error")).findFirst().orElseThrow();
+        assertTrue(Double.parseDouble(err.replaceAll(".*: ([0-9.eE+-]+) relative.*", "$1")) < 1e-2, err);
+        try (SafeTensorsFile f = SafeTensorsFile.open(mlaOut)) {
+            assertArrayEquals(new long[] {20, 96}, f.info("model.layers.0.self_attn.kv_a_proj.weight").shape());
+        }
+        assertTrue(Files.size(png) > 1000);
+        assertEquals(2, mla("rank", "--weights", dir.resolve("nope.safetensors").toString()).code);
+        assertEquals(2, mla("rank").code);
+    }
 }

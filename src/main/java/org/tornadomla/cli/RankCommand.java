@@ -1,0 +1,244 @@
+package org.tornadomla.cli;
+
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.tornadomla.MlaException;
+import org.tornadomla.analysis.LowRank;
+import org.tornadomla.analysis.MhaToMla;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsWriter;
+import org.tornadomla.weights.TensorInfo;
+import org.tornadomla.weights.TensorSource;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.awt.Color;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/** How low-rank a layer's keys and values are, and an MHA layer converted to MLA form by joint SVD. */
+@Command(name = "rank", mixinStandardHelpOptions = true,
+        description = "Singular value spectrum, effective rank and rank-r reconstruction error of a layer's key/value "
+                + "projections: [k_proj; v_proj] of an MHA/GQA layer or kv_b_proj of an MLA layer. --to-mla r writes the "
+                + "MLA-form factors of an MHA layer (joint SVD, data-free) and reports the attention-output error. "
+                + "--generate writes an MHA layer with a planted rank to try it on.")
+public final class RankCommand implements Callable<Integer> {
+    @Option(names = "--weights", description = "safetensors file, index.json or checkpoint directory")
+    Path weights;
+
+    @Option(names = "--layer", defaultValue = "0", description = "layer index (default: ${DEFAULT-VALUE})")
+    int layer;
+
+    @Option(names = "--energy", split = ",", defaultValue = "0.9,0.99,0.999", description = "energy fractions for the effective rank (default: ${DEFAULT-VALUE})")
+    List<Double> energy;
+
+    @Option(names = "--ranks", split = ",", description = "ranks r for the reconstruction-error sweep (default: powers of two)")
+    List<Integer> ranks;
+
+    @Option(names = "--to-mla", description = "write the rank-r MLA-form factors of an MHA/GQA layer to --output")
+    Integer toMla;
+
+    @Option(names = "--output", description = "safetensors file for --to-mla or --generate")
+    Path output;
+
+    @Option(names = "--heads", description = "query heads of an MHA/GQA layer (for --to-mla's attention error)")
+    Integer heads;
+
+    @Option(names = "--head-dim", defaultValue = "128", description = "head dimension of an MHA/GQA layer (default: ${DEFAULT-VALUE})")
+    int headDim;
+
+    @Option(names = "--chart", description = "PNG: the singular value spectrum and the error against rank")
+    Path chart;
+
+    @Option(names = "--generate", description = "write an MHA layer with a planted rank to --output instead of analysing one")
+    boolean generate;
+
+    @Option(names = "--hidden", defaultValue = "512", description = "--generate: hidden size (default: ${DEFAULT-VALUE})")
+    int hidden;
+
+    @Option(names = "--kv-heads", defaultValue = "8", description = "--generate: key/value heads (default: ${DEFAULT-VALUE})")
+    int kvHeads;
+
+    @Option(names = "--planted-rank", defaultValue = "48", description = "--generate: rank of [k_proj; v_proj] (default: ${DEFAULT-VALUE})")
+    int plantedRank;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (generate) return generate(out);
+        if (weights == null) throw new MlaException("--weights is required (or --generate --output FILE to make a layer to analyse)");
+        if (toMla != null && output == null) throw new MlaException("--to-mla needs --output FILE");
+        String p = MlaWeights.prefix(layer);
+        float[] m, wk = null, wv = null;
+        int rows, cols;
+        String what;
+        try (TensorSource src = TensorSource.open(weights)) {
+            TensorInfo kvb = src.info(p + "kv_b_proj.weight"), k = src.info(p + "k_proj.weight"), v = src.info(p + "v_proj.weight");
+            if (kvb != null) {
+                if (toMla != null) throw new MlaException("--to-mla converts an MHA/GQA layer; " + p + "kv_b_proj.weight is already MLA");
+                rows = (int) kvb.shape()[0];
+                cols = (int) kvb.shape()[1];
+                m = src.readFloats(kvb.name());
+                what = "kv_b_proj " + kvb.shapeString() + " (MLA: rank ≤ kv_lora_rank " + cols + ")";
+            } else if (k != null && v != null) {
+                k.requireShape(v.shape());
+                if (k.shape().length != 2) throw new MlaException("tensor '" + k.name() + "': expected a matrix, found " + k.shapeString());
+                int kvRows = (int) k.shape()[0];
+                cols = (int) k.shape()[1];
+                rows = 2 * kvRows;
+                wk = src.readFloats(k.name());
+                wv = src.readFloats(v.name());
+                m = new float[rows * cols];
+                System.arraycopy(wk, 0, m, 0, wk.length);
+                System.arraycopy(wv, 0, m, wk.length, wv.length);
+                what = "[k_proj; v_proj] " + MlaException.shape(rows, cols) + " (MHA/GQA)";
+            } else {
+                throw new MlaException("layer " + layer + " has neither " + p + "kv_b_proj.weight nor " + p + "k_proj.weight and v_proj.weight");
+            }
+        }
+        out.printf("rank of %s, layer %d%n", what, layer);
+        long t0 = System.nanoTime();
+        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rank-progress");
+            t.setDaemon(true);
+            return t;
+        });
+        ticker.scheduleAtFixedRate(() -> {
+            out.printf("  ... still working, %.0f s%n", (System.nanoTime() - t0) / 1e9);
+            out.flush();
+        }, 5, 5, TimeUnit.SECONDS);
+        LowRank lr;
+        try {
+            lr = new LowRank(m, rows, cols, line -> {
+                out.printf("  %s%n", line);
+                out.flush();
+            });
+        } finally {
+            ticker.shutdownNow();
+        }
+        out.printf("  done in %.1f s%n%n", (System.nanoTime() - t0) / 1e9);
+        int n = lr.sigma.length;
+        out.printf("singular values: σ1 %.4g, σ%d %.4g, σ%d %.4g%n", lr.sigma[0], Math.min(n, 16), lr.sigma[Math.min(n, 16) - 1], n, lr.sigma[n - 1]);
+        for (double e : energy) out.printf("effective rank at %.1f%% of the energy: %d of %d%n", 100 * e, lr.effectiveRank(e), n);
+        List<Integer> rs = ranks != null ? ranks : powersOfTwo(n);
+        out.printf("%nrank r   ||M − M_r||_F / ||M||_F%n");
+        for (int r : rs) out.printf("%6d   %.3e%n", r, lr.relativeError(r));
+        if (chart != null) {
+            writeChart(chart, lr, what);
+            out.printf("wrote %s%n", chart);
+        }
+        if (toMla != null) {
+            int r = toMla;
+            float[][] f = lr.factors(r);
+            int kvRows = rows / 2;
+            float[] wuk = java.util.Arrays.copyOfRange(f[1], 0, kvRows * r), wuv = java.util.Arrays.copyOfRange(f[1], kvRows * r, rows * r);
+            new SafeTensorsWriter().metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + r)
+                    .add(p + "kv_a_proj.weight", new long[] {r, cols}, f[0])
+                    .add(p + "k_up_proj.weight", new long[] {kvRows, r}, wuk)
+                    .add(p + "v_up_proj.weight", new long[] {kvRows, r}, wuv).write(output);
+            out.printf("%nwrote %s: W_DKV kv_a_proj [%d, %d], W_UK k_up_proj [%d, %d], W_UV v_up_proj [%d, %d]; cache per token and layer %d numbers instead of %d%n",
+                    output, r, cols, kvRows, r, kvRows, r, r, rows);
+            if (heads != null) {
+                int kvh = kvRows / headDim;
+                if (kvh * headDim != kvRows || heads % kvh != 0) {
+                    throw new MlaException("--heads " + heads + " and --head-dim " + headDim + " do not fit k_proj's " + kvRows + " rows");
+                }
+                double err = MhaToMla.outputError(wk, wv, f[0], f[1], r, cols, heads, kvh, headDim, 32, 7);
+                out.printf("attention-output error on 32 random tokens (no RoPE): %.3e relative to the original layer%n", err);
+            } else {
+                out.printf("(pass --heads and --head-dim to measure the attention-output error)%n");
+            }
+        }
+        return 0;
+    }
+
+    private static List<Integer> powersOfTwo(int n) {
+        List<Integer> r = new ArrayList<>();
+        for (int k = 1; k < n; k *= 2) r.add(k);
+        r.add(n);
+        return r;
+    }
+
+    /** An MHA/GQA layer whose [k_proj; v_proj] has rank {@code plantedRank} (plus 1e-4 noise). */
+    private Integer generate(PrintWriter out) {
+        if (output == null) throw new MlaException("--generate needs --output FILE");
+        int kvRows = kvHeads * headDim;
+        if (plantedRank < 1 || plantedRank > Math.min(2 * kvRows, hidden)) {
+            throw new MlaException("--planted-rank must be in 1 … " + Math.min(2 * kvRows, hidden) + ", found " + plantedRank);
+        }
+        SplittableRandom rnd = new SplittableRandom(1);
+        float[] a = MlaWeights.gaussians(rnd, 2 * kvRows * plantedRank, 1 / Math.sqrt(plantedRank));
+        float[] b = MlaWeights.gaussians(rnd, plantedRank * hidden, 1 / Math.sqrt(hidden));
+        float[] noise = MlaWeights.gaussians(rnd, 2 * kvRows * hidden, 1e-4);
+        float[] m = new float[2 * kvRows * hidden];
+        for (int i = 0; i < 2 * kvRows; i++) {
+            for (int k = 0; k < plantedRank; k++) {
+                float av = a[i * plantedRank + k];
+                for (int j = 0; j < hidden; j++) m[i * hidden + j] += av * b[k * hidden + j];
+            }
+        }
+        for (int i = 0; i < m.length; i++) m[i] += noise[i];
+        String p = MlaWeights.prefix(0);
+        new SafeTensorsWriter().metadata("planted_rank", Integer.toString(plantedRank))
+                .add(p + "k_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, 0, kvRows * hidden))
+                .add(p + "v_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, kvRows * hidden, m.length))
+                .write(output);
+        out.printf("wrote %s: k_proj and v_proj [%d, %d] (%d KV heads × %d), [k_proj; v_proj] of rank %d plus 1e-4 noise%n",
+                output, kvRows, hidden, kvHeads, headDim, plantedRank);
+        return 0;
+    }
+
+    private static void writeChart(Path png, LowRank lr, String what) {
+        XYSeries s = new XYSeries("σ_i"), e = new XYSeries("||M − M_r||_F / ||M||_F");
+        for (int i = 0; i < lr.sigma.length; i++) {
+            if (lr.sigma[i] > 0) s.add(i + 1, lr.sigma[i]);
+            double err = lr.relativeError(i + 1);
+            if (err > 0) e.add(i + 1, err);
+        }
+        JFreeChart c = ChartFactory.createXYLineChart("Low-rank structure of " + what, "index i / rank r", "", new XYSeriesCollection(s));
+        CombinedDomainXYPlot plot = new CombinedDomainXYPlot(((XYPlot) c.getPlot()).getDomainAxis());
+        plot.add(sub(new XYSeriesCollection(s), "singular value (log)"), 1);
+        plot.add(sub(new XYSeriesCollection(e), "relative error (log)"), 1);
+        JFreeChart chart = new JFreeChart("Low-rank structure of " + what, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
+        chart.setBackgroundPaint(Color.WHITE);
+        try {
+            Path abs = png.toAbsolutePath();
+            Files.createDirectories(abs.getParent());
+            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
+            ChartUtils.saveChartAsPNG(tmp.toFile(), chart, 900, 700);
+            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException ex) {
+            throw new MlaException("cannot write chart " + png + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    private static XYPlot sub(XYSeriesCollection data, String label) {
+        LogAxis axis = new LogAxis(label);
+        axis.setNumberFormatOverride(new java.text.DecimalFormat("0.##E0"));
+        XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
+        XYPlot p = new XYPlot(data, null, axis, r);
+        p.setBackgroundPaint(new Color(248, 248, 248));
+        return p;
+    }
+}
