@@ -126,9 +126,9 @@ public final class DecodeBench {
         executor.release(graph);
     }
 
-    /** Latent bytes read per step: B·T·(d_c + d_r)·bytes(dtype), the cache read once. */
+    /** Latent bytes read per step: B·T·bytes per token of the dtype (scales included), the cache read once. */
     public static double latentBytes(Shape s) {
-        return (double) s.batch() * s.context() * (512 + 64) * s.dtype().bytes;
+        return (double) s.batch() * s.context() * s.dtype().bytesPerToken(512, 64);
     }
 
     /** FLOPs per step: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (DESIGN.md §1.3). */

@@ -18,7 +18,8 @@ import java.util.Map;
  * A sequence's latent cache as a safetensors file: what a prefill node hands to a decode node, or what a
  * CPU offload writes. Tensors {@code kv_cache} [n, kv_lora_rank] and {@code pe_cache} [n, qk_rope_head_dim]
  * (interleaved rope order) in the cache's own storage dtype (an int8 cache: {@code kv_cache_int8}
- * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]), so a round trip is bit-identical; metadata:
+ * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]; an fp8 cache: {@code kv_cache_fp8} F8_E4M3 [n, d_c],
+ * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; metadata:
  * format, config hash, dtype, length (positions 0 … n−1). An import checks all of it before writing
  * anything and refuses another config or dtype.
  */
@@ -47,10 +48,14 @@ public final class CacheFiles {
                 .metadata("config_sha256", configHash(config))
                 .metadata("dtype", cache.dtype().toString())
                 .metadata("length", Integer.toString(n));
-        if (cache.dtype() == CacheDtype.INT8) {
-            // the stored bytes and scales themselves: int8 [n, d_c + d_r] (latent | rope) and fp32 scales [n, 2]
-            w.addBytes("kv_cache_int8", DType.I8, new long[] {n, config.cacheWidth()}, cache.int8Values(b))
-                    .add("kv_cache_scales", new long[] {n, 2}, cache.int8Scales(b));
+        if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
+            // the stored bytes and scales themselves: int8 [n, d_c + d_r] and scales [n, 2], or
+            // e4m3 [n, d_c], scales [n, d_c/128] and the bf16 rope part [n, d_r]
+            LatentCache.Quantised q = cache.quantised(b);
+            boolean fp8 = cache.dtype() == CacheDtype.FP8;
+            w.addBytes("kv_cache_" + cache.dtype(), fp8 ? DType.F8_E4M3 : DType.I8, new long[] {n, q.valuesPerToken()}, q.values())
+                    .add("kv_cache_scales", new long[] {n, q.scalesPerToken()}, q.scales());
+            if (fp8) w.add("pe_cache", DType.BF16, new long[] {n, config.qkRopeHeadDim()}, q.rope());
         } else {
             DType storage = cache.dtype() == CacheDtype.BF16 ? DType.BF16 : DType.F32;
             w.add("kv_cache", storage, new long[] {n, config.kvLoraRank()}, cache.latent(b))
@@ -87,12 +92,21 @@ public final class CacheFiles {
             if (n > cache.capacity()) {
                 throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
             }
-            if (cache.dtype() == CacheDtype.INT8) {
-                TensorInfo v = f.info("kv_cache_int8"), sc = f.info("kv_cache_scales");
-                if (v == null || sc == null) throw new MlaException(file + ": expected tensors kv_cache_int8 and kv_cache_scales");
-                v.requireShape(n, config.cacheWidth());
-                sc.requireShape(n, 2);
-                cache.writeInt8(b, f.readBytes("kv_cache_int8"), f.readFloats("kv_cache_scales"));
+            if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
+                String vn = "kv_cache_" + cache.dtype();
+                TensorInfo v = f.info(vn), sc = f.info("kv_cache_scales");
+                if (v == null || sc == null) throw new MlaException(file + ": expected tensors " + vn + " and kv_cache_scales");
+                boolean fp8 = cache.dtype() == CacheDtype.FP8;
+                v.requireShape(n, fp8 ? config.kvLoraRank() : config.cacheWidth());
+                sc.requireShape(n, fp8 ? (config.kvLoraRank() + 127) / 128 : 2);
+                float[] rope = new float[0];
+                if (fp8) {
+                    TensorInfo pe = f.info("pe_cache");
+                    if (pe == null) throw new MlaException(file + ": expected tensor pe_cache");
+                    pe.requireShape(n, config.qkRopeHeadDim());
+                    rope = f.readFloats("pe_cache");
+                }
+                cache.writeQuantised(b, f.readBytes(vn), f.readFloats("kv_cache_scales"), rope);
                 return;
             }
             TensorInfo kv = f.info("kv_cache"), pe = f.info("pe_cache");

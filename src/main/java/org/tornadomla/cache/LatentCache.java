@@ -46,13 +46,23 @@ public final class LatentCache implements DeviceResident {
         if (size > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
                     + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) + ")");
+        int slots = batch * capacity;
         f32 = switch (dtype) {
             case F32 -> new float[(int) size];
             case BF16 -> Bf16.POW2.clone();
-            case INT8 -> new float[2 * batch * capacity];
+            case INT8 -> new float[2 * slots];
+            case FP8 -> java.util.Arrays.copyOf(Bf16.POW2, CacheOps.TABLE + slots * ((kvLoraRank + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK));
         };
-        bf16 = new short[dtype == CacheDtype.BF16 ? (int) size : 1];
-        bytes = new byte[dtype == CacheDtype.INT8 ? (int) size : 1];
+        bf16 = new short[switch (dtype) {
+            case BF16 -> (int) size;
+            case FP8 -> slots * ropeDim;
+            default -> 1;
+        }];
+        bytes = new byte[switch (dtype) {
+            case INT8 -> (int) size;
+            case FP8 -> slots * kvLoraRank;
+            default -> 1;
+        }];
         lengths = new int[batch];
     }
 
@@ -82,9 +92,9 @@ public final class LatentCache implements DeviceResident {
         return lengths[b];
     }
 
-    /** Bytes stored per cached token: (kv_lora_rank + qk_rope_head_dim)·bytes(dtype), plus two fp32 scales for int8. */
+    /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
     public long bytesPerToken() {
-        return (long) (kvLoraRank + ropeDim) * dtype.bytes + (dtype == CacheDtype.INT8 ? 8 : 0);
+        return dtype.bytesPerToken(kvLoraRank, ropeDim);
     }
 
     /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
@@ -166,39 +176,54 @@ public final class LatentCache implements DeviceResident {
         lengths[b] = n;
     }
 
-    /** Sequence b's int8 storage as it is: values [length(b), d_c + d_r] and scales [length(b), 2]. */
-    public byte[] int8Values(int b) {
-        requireInt8();
-        toHost();
-        int w = kvLoraRank + ropeDim;
-        return java.util.Arrays.copyOfRange(bytes, b * capacity * w, (b * capacity + length(b)) * w);
+    /**
+     * Sequence b's quantised storage as it is (int8 or fp8 caches): the byte values per token (int8: d_c + d_r,
+     * fp8: d_c e4m3), the scales per token (int8: 2, fp8: one per 128 latent numbers) and, for fp8, the bf16
+     * rope part as its exact float values.
+     */
+    public record Quantised(byte[] values, float[] scales, float[] rope, int valuesPerToken, int scalesPerToken) {
     }
 
-    public float[] int8Scales(int b) {
-        requireInt8();
+    public Quantised quantised(int b) {
+        int vpt = valuesPerToken(), spt = scalesPerToken(), n = length(b);
         toHost();
-        return java.util.Arrays.copyOfRange(f32, 2 * b * capacity, 2 * (b * capacity + length(b)));
+        int s0 = dtype == CacheDtype.FP8 ? CacheOps.TABLE : 0;
+        return new Quantised(java.util.Arrays.copyOfRange(bytes, b * capacity * vpt, (b * capacity + n) * vpt),
+                java.util.Arrays.copyOfRange(f32, s0 + b * capacity * spt, s0 + (b * capacity + n) * spt),
+                dtype == CacheDtype.FP8 ? ropeKey(b) : new float[0], vpt, spt);
     }
 
-    /** Replaces sequence b with int8 storage as {@link #int8Values}/{@link #int8Scales} return it. */
-    public void writeInt8(int b, byte[] values, float[] scales) {
-        requireInt8();
+    /** Replaces sequence b with quantised storage as {@link #quantised} returns it. Checked before writing. */
+    public void writeQuantised(int b, byte[] values, float[] scales, float[] rope) {
         java.util.Objects.checkIndex(b, batch);
-        int w = kvLoraRank + ropeDim;
-        if (values.length % w != 0 || scales.length != 2 * (values.length / w)) {
-            throw new MlaException("cache write: expected int8 values [n, " + w + "] and scales [n, 2], found " + values.length
-                    + " and " + scales.length + " numbers");
+        int vpt = valuesPerToken(), spt = scalesPerToken();
+        int n = values.length / vpt;
+        if (values.length != n * vpt || scales.length != n * spt || (dtype == CacheDtype.FP8 && rope.length != n * ropeDim)) {
+            throw new MlaException("cache write: expected " + dtype + " storage of n tokens ([n, " + vpt + "] values, [n, " + spt
+                    + "] scales" + (dtype == CacheDtype.FP8 ? ", [n, " + ropeDim + "] rope" : "") + "), found " + values.length + ", "
+                    + scales.length + (dtype == CacheDtype.FP8 ? ", " + rope.length : "") + " numbers");
         }
-        int n = values.length / w;
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
-        System.arraycopy(values, 0, bytes, b * capacity * w, values.length);
-        System.arraycopy(scales, 0, f32, 2 * b * capacity, scales.length);
+        int s0 = dtype == CacheDtype.FP8 ? CacheOps.TABLE : 0;
+        System.arraycopy(values, 0, bytes, b * capacity * vpt, values.length);
+        System.arraycopy(scales, 0, f32, s0 + b * capacity * spt, scales.length);
+        for (int i = 0; i < (dtype == CacheDtype.FP8 ? rope.length : 0); i++) {
+            bf16[b * capacity * ropeDim + i] = Bf16Bits.encode(rope[i]);
+        }
         lengths[b] = n;
     }
 
-    private void requireInt8() {
-        if (dtype != CacheDtype.INT8) throw new MlaException("int8 storage asked of a " + dtype + " cache");
+    private int valuesPerToken() {
+        return switch (dtype) {
+            case INT8 -> kvLoraRank + ropeDim;
+            case FP8 -> kvLoraRank;
+            default -> throw new MlaException("quantised storage asked of a " + dtype + " cache");
+        };
+    }
+
+    private int scalesPerToken() {
+        return dtype == CacheDtype.INT8 ? 2 : (kvLoraRank + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK;
     }
 
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */

@@ -81,6 +81,10 @@ public final class VectorKernels {
      */
     private static int rows(float[] kv32, short[] bf16, byte[] int8, int dtype, int slot, int n, int w, int dc, float[] buf) {
         if (dtype == CacheOps.F32) return slot * w;
+        if (dtype == CacheOps.FP8) {
+            for (int i = 0; i < n * w; i++) buf[i] = CacheOps.load(kv32, bf16, int8, dtype, slot + i / w, i % w, w, dc);
+            return 0;
+        }
         if (dtype == CacheOps.BF16) {
             int from = slot * w, count = n * w, i = 0;
             for (; i <= count - L; i += L) {

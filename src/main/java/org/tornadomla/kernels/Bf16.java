@@ -14,12 +14,17 @@ public final class Bf16 {
     private Bf16() {
     }
 
-    /** POW2[k] = 2^(k − 150); entries above 2^127 are +∞ and never read. Pass it to kernels as is. */
+    /**
+     * POW2[k] = 2^(k − 150) for k ≥ 16; entries above 2^127 are +∞ and never read. Entries 0 … 15, which bf16
+     * never uses, hold the e4m3 table of {@link Fp8}: 2^(e − 10) at e = 1 … 15 and 2^−9 at 0. Pass it to kernels
+     * as is.
+     */
     public static final float[] POW2 = pow2Table();
 
     private static float[] pow2Table() {
         float[] t = new float[280];
         for (int k = 0; k < t.length; k++) t[k] = Math.scalb(1f, k - 150);
+        for (int e = 0; e < 16; e++) t[e] = Math.scalb(1f, e == 0 ? -9 : e - 10);
         return t;
     }
 

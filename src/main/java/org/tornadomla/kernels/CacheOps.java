@@ -12,7 +12,12 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  *  F32    the values, [slot, w]              1-element placeholder    1-element placeholder
  *  BF16   the power-of-two table Bf16.POW2   raw bf16, [slot, w]      1-element placeholder
  *  INT8   2 scales per slot: latent, rope    1-element placeholder    values, [slot, w]; value = byte · scale
+ *  FP8    POW2, then a scale per 128 latent  rope part, bf16 [slot, d_r]  latent, e4m3 [slot, d_c]
+ *         numbers per slot [slot, ⌈d_c/128⌉]
  * </pre>
+ *
+ * FP8 is FlashMLA's cache layout: 512 e4m3 bytes + 4 fp32 scales + 64 bf16 rope numbers = 656 bytes per
+ * token for DeepSeek-V3; each block of 128 latent numbers is scaled by its largest magnitude / 448.
  *
  * (The bf16 decoding table lives in the f32 array, which a bf16 cache does not otherwise use, to keep
  * TornadoVM's limit of 20 kernel arguments. Bytes are read signed only: TornadoVM 5.2's OpenCL code treats
@@ -28,12 +33,23 @@ public final class CacheOps {
     public static final int F32 = 0;
     public static final int BF16 = 1;
     public static final int INT8 = 2;
+    public static final int FP8 = 3;
+
+    /** Where FP8 scales start in the f32 array: after the power-of-two table {@link Bf16#POW2}. */
+    public static final int TABLE = 280;
+    /** Latent numbers per FP8 scale. */
+    public static final int FP8_BLOCK = 128;
 
     /** Number {@code col} (&lt; d_c + d_r) of cache slot {@code slot}, as float. */
     public static float load(float[] f32, short[] bf16, byte[] int8, int dtype, int slot, int col, int w, int dc) {
         int idx = slot * w + col;
         if (dtype == BF16) {
             return Bf16.decode(bf16[idx], f32);
+        } else if (dtype == FP8) {
+            if (col < dc) {
+                return Fp8.decode(int8[slot * dc + col], f32) * f32[TABLE + slot * ((dc + FP8_BLOCK - 1) / FP8_BLOCK) + col / FP8_BLOCK];
+            }
+            return Bf16.decode(bf16[slot * (w - dc) + col - dc], f32);
         } else if (dtype == INT8) {
             return int8[idx] * f32[2 * slot + (col < dc ? 0 : 1)];
         }
@@ -43,39 +59,73 @@ public final class CacheOps {
     /**
      * Writes one token's row to cache slot {@code slot}: the latent from lat[latOff …+d_c) and the roped key
      * from pe[peOff …+d_r). INT8 scales each part by its largest magnitude / 127 and rounds half away from
-     * zero; BF16 rounds to nearest even. Used by {@link #append} and by host code that fills a cache.
+     * zero; FP8 scales each block of 128 latent numbers by its largest magnitude / 448; BF16 rounds to nearest
+     * even. The host's way to fill a cache; {@link #append} calls the per-dtype helpers itself (TornadoVM
+     * inlines a method only up to 600 graph nodes, and this dispatcher with all three is larger).
      */
     public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
                                 int dtype, int slot, int dc, int dr) {
-        int w = dc + dr;
-        int dst = slot * w;
-        if (dtype == INT8) {
-            float maxLat = 0f;
-            float maxPe = 0f;
-            for (int i = 0; i < dc; i++) {
-                maxLat = Math.max(maxLat, Math.abs(lat[latOff + i]));
-            }
-            for (int i = 0; i < dr; i++) {
-                maxPe = Math.max(maxPe, Math.abs(pe[peOff + i]));
-            }
-            f32[2 * slot] = maxLat / 127f;
-            f32[2 * slot + 1] = maxPe / 127f;
-            float invLat = maxLat > 0f ? 127f / maxLat : 0f;
-            float invPe = maxPe > 0f ? 127f / maxPe : 0f;
-            for (int i = 0; i < w; i++) {
-                float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
-                int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
-                int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
-            }
+        if (dtype == FP8) {
+            writeRowFp8(lat, latOff, pe, peOff, f32, bf16, int8, slot, dc, dr);
+        } else if (dtype == INT8) {
+            writeRowInt8(lat, latOff, pe, peOff, f32, int8, slot, dc, dr);
         } else {
-            for (int i = 0; i < w; i++) {
-                float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
-                if (dtype == BF16) {
-                    bf16[dst + i] = Bf16.encode(v, f32);
-                } else {
-                    f32[dst + i] = v;
-                }
+            writeRowFloat(lat, latOff, pe, peOff, f32, bf16, dtype, slot, dc, dr);
+        }
+    }
+
+    static void writeRowFloat(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, int dtype,
+                              int slot, int dc, int dr) {
+        int dst = slot * (dc + dr);
+        for (int i = 0; i < dc + dr; i++) {
+            float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
+            if (dtype == BF16) {
+                bf16[dst + i] = Bf16.encode(v, f32);
+            } else {
+                f32[dst + i] = v;
             }
+        }
+    }
+
+    static void writeRowInt8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, byte[] int8, int slot, int dc, int dr) {
+        int dst = slot * (dc + dr);
+        float maxLat = 0f;
+        float maxPe = 0f;
+        for (int i = 0; i < dc; i++) {
+            maxLat = Math.max(maxLat, Math.abs(lat[latOff + i]));
+        }
+        for (int i = 0; i < dr; i++) {
+            maxPe = Math.max(maxPe, Math.abs(pe[peOff + i]));
+        }
+        f32[2 * slot] = maxLat / 127f;
+        f32[2 * slot + 1] = maxPe / 127f;
+        float invLat = maxLat > 0f ? 127f / maxLat : 0f;
+        float invPe = maxPe > 0f ? 127f / maxPe : 0f;
+        for (int i = 0; i < dc + dr; i++) {
+            float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
+            int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
+            int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
+        }
+    }
+
+    static void writeRowFp8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
+                            int slot, int dc, int dr) {
+        int nb = (dc + FP8_BLOCK - 1) / FP8_BLOCK;
+        for (int blk = 0; blk < nb; blk++) {
+            int lo = blk * FP8_BLOCK;
+            int hi = Math.min(dc, lo + FP8_BLOCK);
+            float amax = 0f;
+            for (int i = lo; i < hi; i++) {
+                amax = Math.max(amax, Math.abs(lat[latOff + i]));
+            }
+            f32[TABLE + slot * nb + blk] = amax / Fp8.MAX;
+            float inv = amax > 0f ? Fp8.MAX / amax : 0f;
+            for (int i = lo; i < hi; i++) {
+                int8[slot * dc + i] = Fp8.encode(lat[latOff + i] * inv, f32);
+            }
+        }
+        for (int i = 0; i < dr; i++) {
+            bf16[slot * dr + i] = Bf16.encode(pe[peOff + i], f32);
         }
     }
 
@@ -95,7 +145,14 @@ public final class CacheOps {
                     // this read keeps the rows already cached when the cache comes from the host
                     ckv[row * dc] = f32[slot] + bf16[slot] + int8[slot];
                 }
-                writeRow(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, int8, dtype, slot, dc, dr);
+                // the per-dtype helpers directly, not writeRow: TornadoVM refuses to inline more than 600 nodes at once
+                if (dtype == FP8) {
+                    writeRowFp8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, int8, slot, dc, dr);
+                } else if (dtype == INT8) {
+                    writeRowInt8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, int8, slot, dc, dr);
+                } else {
+                    writeRowFloat(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, dtype, slot, dc, dr);
+                }
             }
         }
     }

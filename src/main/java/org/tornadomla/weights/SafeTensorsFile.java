@@ -208,12 +208,12 @@ public final class SafeTensorsFile implements TensorSource {
         return out;
     }
 
-    /** An I8 or U8 tensor's bytes as they are. */
+    /** A one-byte tensor's bytes as they are (I8, U8, F8_E4M3). */
     public byte[] readBytes(String name) {
         TensorInfo t = tensors.get(name);
         if (t == null) throw new MlaException(path + ": no tensor '" + name + "'");
-        if (t.dtype() != DType.I8 && t.dtype() != DType.U8) {
-            throw new MlaException("tensor '" + name + "': expected dtype I8 or U8, found " + t.dtype());
+        if (t.dtype().bytes != 1 || t.dtype() == DType.BOOL) {
+            throw new MlaException("tensor '" + name + "': expected a one-byte dtype (I8, U8, F8_E4M3), found " + t.dtype());
         }
         return data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE);
     }

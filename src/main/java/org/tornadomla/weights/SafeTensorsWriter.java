@@ -49,9 +49,9 @@ public final class SafeTensorsWriter {
         return this;
     }
 
-    /** A tensor of raw bytes: I8 or U8 values as they are. */
+    /** A tensor of raw bytes: I8, U8 or F8_E4M3 values as they are. */
     public SafeTensorsWriter addBytes(String name, DType dtype, long[] shape, byte[] data) {
-        if (dtype != DType.I8 && dtype != DType.U8) throw new MlaException("tensor '" + name + "': raw bytes are I8 or U8, not " + dtype);
+        if (dtype.bytes != 1 || dtype.isFloat()) throw new MlaException("tensor '" + name + "': raw bytes are I8, U8 or F8_E4M3, not " + dtype);
         long n = 1;
         for (long d : shape) n *= d;
         if (n != data.length)

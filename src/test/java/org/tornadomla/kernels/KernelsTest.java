@@ -307,4 +307,29 @@ public class KernelsTest {
         }
         quantisedReadsAreTheDecodedValues(CacheOps.INT8, scales, new short[1], bytes, decoded);
     }
+
+    @Test
+    void fp8CacheReadsAreTheDecodedValues() {
+        float[] values = cache();
+        int nb = (DC + 127) / 128;
+        float[] f32 = java.util.Arrays.copyOf(POW2, CacheOps.TABLE + B * CAP * nb);
+        short[] rope = new short[B * CAP * DR];
+        byte[] lat = new byte[B * CAP * DC];
+        float[] decoded = new float[values.length];
+        for (int slot = 0; slot < B * CAP; slot++) {
+            CacheOps.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheOps.FP8, slot, DC, DR);
+            // expected, computed here: per block of 128, scale = max|x|/448, nearest e4m3 of x/scale, times scale
+            double amax = 0;
+            for (int i = 0; i < DC; i++) amax = Math.max(amax, Math.abs(values[slot * W + i]));
+            float scale = (float) amax / 448f;
+            for (int i = 0; i < DC; i++) decoded[slot * W + i] = (float) (Fp8Test.nearest(values[slot * W + i] * (448f / (float) amax)) * scale);
+            for (int i = DC; i < W; i++) decoded[slot * W + i] = Bf16Bits.decode(Bf16Bits.encode(values[slot * W + i]));
+        }
+        for (int slot = 0; slot < B * CAP; slot++) {
+            for (int i = 0; i < W; i++) {
+                assertEquals(decoded[slot * W + i], CacheOps.load(f32, rope, lat, CacheOps.FP8, slot, i, W, DC), 1e-6, "slot " + slot + " col " + i);
+            }
+        }
+        quantisedReadsAreTheDecodedValues(CacheOps.FP8, f32, rope, lat, decoded);
+    }
 }

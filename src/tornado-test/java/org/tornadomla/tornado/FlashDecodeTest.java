@@ -14,18 +14,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The KernelContext decode kernel against the plain-Java split_tiles it replaces: the same attention-core
  * graph (split_tiles + combine) on the JVM and on the device, with DeepSeek-V3's latent geometry (d_c 512,
  * d_r 64), 16 heads, two sequences of different lengths, several executions of one plan with growing
- * contexts, f32, bf16 and int8 caches.
+ * contexts, f32, bf16, int8 and fp8 caches.
  */
 class FlashDecodeTest {
     static final int B = 2, T = 1, CAP = 300, H = 16, DN = 128, DR = 64, DC = 512, W = DC + DR, SPLITS = 4, BC = 16;
 
     @Test
     void matchesThePlainKernelOverChangingContexts() {
-        for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16, CacheOps.INT8}) {
+        for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16, CacheOps.INT8, CacheOps.FP8}) {
             float[] kv = TestData.gaussian(1, B * CAP * W);
-            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.POW2.clone() : new float[2 * B * CAP];
-            short[] kv16 = new short[dtype == CacheOps.BF16 ? kv.length : 1];
-            byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : 1];
+            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.POW2.clone()
+                    : dtype == CacheOps.INT8 ? new float[2 * B * CAP] : java.util.Arrays.copyOf(Bf16.POW2, CacheOps.TABLE + B * CAP * (DC / 128));
+            short[] kv16 = new short[dtype == CacheOps.BF16 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DR : 1];
+            byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DC : 1];
             if (dtype != CacheOps.F32) {
                 for (int slot = 0; slot < B * CAP; slot++) {
                     CacheOps.writeRow(kv, slot * W, kv, slot * W + DC, kv32, kv16, kv8, dtype, slot, DC, DR);

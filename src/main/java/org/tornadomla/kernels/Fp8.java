@@ -1,0 +1,54 @@
+package org.tornadomla.kernels;
+
+/**
+ * FP8 E4M3 (the OCP "e4m3fn" format FlashMLA's cache uses) ↔ float with integer and float arithmetic only
+ * (kernel-safe, like {@link Bf16}). Bit 7 sign, 4 exponent bits (bias 7), 3 mantissa bits; no infinities;
+ * 0x7F/0xFF are NaN; the largest finite magnitude is 448 (0x7E). Value (8 + m)·2^(e−10) for e &gt; 0 and
+ * m·2^(−9) for e = 0. Powers of two come from {@link Bf16#POW2}: decoding reads its entries 0 … 15 (2^(e−10),
+ * indexed by the exponent alone — TornadoVM 5.2 computes e + 140 of a byte's bits in a signed char, which
+ * overflows), encoding reads POW2[k] = 2^(k−150). Bytes are read signed (see {@link CacheOps}).
+ */
+public final class Fp8 {
+    private Fp8() {
+    }
+
+    /** The largest finite e4m3 magnitude. */
+    public static final float MAX = 448f;
+
+    /** Decodes an e4m3 byte (kernel-safe). */
+    public static float decode(byte v, float[] pow2) {
+        int mag = v & 0x7F;
+        int e = mag >> 3;
+        int m = mag & 7;
+        float a = e == 0 ? m * pow2[0] : (8 + m) * pow2[e];
+        return v < 0 ? -a : a;
+    }
+
+    /** Encodes to e4m3, round to nearest even, saturating at ±448 (kernel-safe). NaN encodes as 0x7F. */
+    public static byte encode(float x, float[] pow2) {
+        float a = x < 0f ? -x : x;
+        int magnitude;
+        if (a != a) {
+            return (byte) 0x7F;
+        } else if (a >= MAX) {
+            magnitude = 0x7E;
+        } else if (a < pow2[144]) {
+            magnitude = roundHalfEven(a * pow2[159]);     // subnormal: m = round(a·2^9), 8 carries to e = 1
+        } else {
+            int e = 1;
+            while (e < 15 && pow2[e + 144] <= a) {          // largest e with 2^(e−7) <= a
+                e++;
+            }
+            float scaled = a * pow2[160 - e];               // a·2^(10−e) in [8, 16)
+            magnitude = Math.min(0x7E, (e << 3) + roundHalfEven(scaled) - 8);
+        }
+        return (byte) (x < 0f ? magnitude | 0x80 : magnitude);
+    }
+
+    private static int roundHalfEven(float q) {
+        int k = (int) q;
+        float frac = q - k;
+        if (frac > 0.5f || (frac == 0.5f && (k & 1) == 1)) k++;
+        return k;
+    }
+}
