@@ -24,7 +24,7 @@ public final class KernelOptions {
     @Option(names = "--plain-kernels", description = "on TornadoVM, run the tiled path with the plain @Parallel kernel instead of the KernelContext one")
     boolean plainKernels;
 
-    @Option(names = "--cache-dtype", defaultValue = "f32", description = "latent cache storage: f32 or bf16 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--cache-dtype", defaultValue = "f32", description = "latent cache storage: f32, bf16, int8 or fp8 (default: ${DEFAULT-VALUE})")
     String cacheDtype;
 
     @Option(names = "--tile", defaultValue = "" + AttentionOptions.DEFAULT_TILE, description = "tiled path: tile size Bc (default: ${DEFAULT-VALUE})")
