@@ -1,0 +1,168 @@
+package org.tornadomla.ladder;
+
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.Absorb;
+import org.tornadomla.kernels.LatentAttention;
+import org.tornadomla.kernels.Rope;
+
+import java.util.List;
+
+/**
+ * The eight steps of the kernel ladder (docs/ladder/), in order. Each builds the same decode step of the
+ * attention core from {@link LadderSetup} with the kernels of its page; step 1 is what every other step is
+ * compared with.
+ *
+ * <pre>
+ *  1 naive MHA       K/V of every head cached (MHA's cache), attention over them     LatentAttention.naiveScores/softmax/naiveValues
+ *  2 latent cache    cache c_kv + k_pe only, decompress K/V at every step              + LatentAttention.decompress
+ *  3 absorption      W_UK into the query, W_UV after the sum; attend over the latent   Absorb, LatentAttention.absorbed*
+ *  4 decoupled RoPE  step 3 with the query's rope part rotated on the device          + Rope.rotatePairs
+ *  5 online softmax  one pass over the cache in tiles (running max and sum)           OnlineSoftmax.splitTiles (1 split), combine
+ *  6 split-KV        the context split across parallel workers, log-sum-exp combine   OnlineSoftmax.splitTiles (8 splits), combine
+ *  7 KernelContext   the latent tile in local memory shared by a head group (GPU)     tornado.FlashDecode.splitKv
+ *  8 int8 latent     step 6 over an int8 cache, dequantised inside the loops          CacheOps.load (INT8)
+ * </pre>
+ */
+public final class Steps {
+    private Steps() {
+    }
+
+    public static List<LadderStep> all() {
+        return List.of(
+                step(1, "naive MHA-style attention (K/V of every head cached)", "LatentAttention (naiveScores, softmax, naiveValues)",
+                        Steps::naiveMha, s -> (double) s.context * s.heads * (s.config.qkHeadDim() + s.config.vHeadDim()) * 4),
+                step(2, "the latent cache (c_kv + k_pe, decompressed every step)", "LatentAttention.decompress + step 1's kernels",
+                        s -> naive(s, CacheDtype.F32), s -> latentBytes(s, 4)),
+                step(3, "absorption (W_UK into the query, W_UV after the sum)", "Absorb, LatentAttention (absorbedScores, softmax, absorbedValues)",
+                        s -> absorbed(s, false), s -> 2 * latentBytes(s, 4)),
+                step(4, "decoupled RoPE (the query's rope part rotated on the device)", "Rope.rotatePairs + step 3's kernels",
+                        s -> absorbed(s, true), s -> 2 * latentBytes(s, 4)),
+                step(5, "online-softmax tiles (one pass, running max and sum)", "OnlineSoftmax (splitTiles with 1 split, combine)",
+                        s -> tiled(s, 1, CacheDtype.F32), s -> latentBytes(s, 4)),
+                step(6, "split-KV + log-sum-exp combine (8 splits)", "OnlineSoftmax (splitTiles with 8 splits, combine)",
+                        s -> tiled(s, 8, CacheDtype.F32), s -> latentBytes(s, 4)),
+                new LadderStep() {
+                    public int number() {
+                        return 7;
+                    }
+
+                    public String title() {
+                        return "KernelContext: latent tile in local memory shared by a head group";
+                    }
+
+                    public String kernels() {
+                        return "tornado.FlashDecode.splitKv (replaces splitTiles on TornadoVM), OnlineSoftmax.combine";
+                    }
+
+                    public Built build(LadderSetup s) {
+                        return tiled(s, 8, CacheDtype.F32);
+                    }
+
+                    public double bytesRead(LadderSetup s) {
+                        return latentBytes(s, 4);
+                    }
+
+                    public boolean tornadoOnly() {
+                        return true;
+                    }
+                },
+                step(8, "int8 latent (dequantised inside the loops)", "CacheOps.load (INT8) in step 6's kernels",
+                        s -> tiled(s, 8, CacheDtype.INT8), s -> (double) s.context * (s.config.cacheWidth() + 8)));
+    }
+
+    private interface Builder {
+        LadderStep.Built build(LadderSetup s);
+    }
+
+    private interface Bytes {
+        double of(LadderSetup s);
+    }
+
+    private static LadderStep step(int n, String title, String kernels, Builder b, Bytes bytes) {
+        return new LadderStep() {
+            public int number() {
+                return n;
+            }
+
+            public String title() {
+                return title;
+            }
+
+            public String kernels() {
+                return kernels;
+            }
+
+            public Built build(LadderSetup s) {
+                return b.build(s);
+            }
+
+            public double bytesRead(LadderSetup s) {
+                return bytes.of(s);
+            }
+        };
+    }
+
+    static double latentBytes(LadderSetup s, int bytesPerNumber) {
+        return (double) s.context * s.config.cacheWidth() * bytesPerNumber;
+    }
+
+    /** Step 1: the decompressed K/V are the cache (computed once, outside the timed step), as MHA caches them. */
+    static LadderStep.Built naiveMha(LadderSetup s) {
+        MlaConfig c = s.config;
+        int h = s.heads, t = s.context, dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
+        LatentCache cache = s.cache(CacheDtype.F32);
+        float[] kvFull = new float[t * h * (dn + dv)];
+        LatentAttention.decompress(cache.f32(), cache.bf16(), cache.int8(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
+        KernelGraph g = new KernelGraph("ladder1");
+        float[] q = g.input("q", s.qRoped.clone());
+        int[] seqStart = g.input("seqStart", s.seqStart());
+        g.weight("kv_mha", kvFull);
+        g.state("cache", cache);
+        float[] scores = g.scratch("scores", new float[h * t]);
+        float[] o = g.output("o", new float[h * dv]);
+        g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
+                1, 1, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
+        g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, 1, 1, t, h);
+        g.task("values", LatentAttention.class, "naiveValues", scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
+        return new LadderStep.Built(g, o);
+    }
+
+    static LadderStep.Built naive(LadderSetup s, CacheDtype dtype) {
+        return core(s, "ladder2", AttentionOptions.of(AttentionPath.NAIVE), dtype, false);
+    }
+
+    static LadderStep.Built absorbed(LadderSetup s, boolean ropeOnDevice) {
+        return core(s, ropeOnDevice ? "ladder4" : "ladder3", AttentionOptions.of(AttentionPath.ABSORBED), CacheDtype.F32, ropeOnDevice);
+    }
+
+    static LadderStep.Built tiled(LadderSetup s, int splits, CacheDtype dtype) {
+        return core(s, "ladder_tiled_" + splits + "_" + dtype, new AttentionOptions(AttentionPath.TILED, 64, splits), dtype, false);
+    }
+
+    /** The library's attention core (MlaLayer.addAttention) over the setup's cache. */
+    private static LadderStep.Built core(LadderSetup s, String name, AttentionOptions opt, CacheDtype dtype, boolean ropeOnDevice) {
+        MlaConfig c = s.config;
+        KernelGraph g = new KernelGraph(name);
+        float[] q = g.input("q", (ropeOnDevice ? s.qRaw : s.qRoped).clone());
+        int[] seqStart = g.input("seqStart", s.seqStart());
+        float[] o = g.output("o", new float[s.heads * c.vHeadDim()]);
+        float[] wkvB = g.weight("kv_b_proj", s.wkvB);
+        LatentCache cache = s.cache(dtype);
+        g.state("cache", cache);
+        if (ropeOnDevice) {
+            g.task("rope_q", Rope.class, "rotatePairs", q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
+                    c.qkRopeHeadDim(), seqStart, 1, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);
+        }
+        MlaLayer.addAttention(g, c, wkvB, cache, q, o, seqStart, 1, opt);
+        return new LadderStep.Built(g, o);
+    }
+
+    /** Used by tests and the CLI: the absorbed-path kernels referenced by the pages. */
+    static final Class<?>[] KERNEL_FAMILIES = {LatentAttention.class, Absorb.class, Rope.class};
+}
