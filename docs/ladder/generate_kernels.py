@@ -2,7 +2,7 @@
 """Regenerates the TornadoVM kernel excerpts of the ladder pages (never typed by hand).
 
 Runs `./mla ladder --backend tornado` with -Dtornado.printKernel=True (TORNADOVM_HOME must point at an
-SDK), writes every generated OpenCL kernel to docs/ladder/kernels/step<N>-<kernel>.cl, and replaces the
+SDK), writes each step's main generated OpenCL kernel to docs/ladder/kernels/step<N>-<kernel>.cl, and replaces the
 block between `<!-- kernel:begin stepN -->` and `<!-- kernel:end -->` in each page with the first lines of
 that step's main kernel.
 
@@ -53,8 +53,9 @@ OUT.mkdir(parents=True, exist_ok=True)
 for old in OUT.glob("step*.cl"):
     old.unlink()
 for step, ks in sorted(kernels.items()):
-    for name, code in ks:
-        (OUT / f"step{step}-{name}.cl").write_text(code)
+    code = dict(ks).get(MAIN[step])
+    if code:                                  # the step's own kernel; the others repeat earlier steps
+        (OUT / f"step{step}-{MAIN[step]}.cl").write_text(code)
 
 for page in sorted((ROOT / "docs" / "ladder").glob("0*.md")):
     text = page.read_text()
