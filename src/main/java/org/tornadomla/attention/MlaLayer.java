@@ -10,7 +10,9 @@ import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Absorb;
 import org.tornadomla.kernels.CacheOps;
-import org.tornadomla.kernels.LatentAttention;
+import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.NaiveAttention;
+import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Norms;
 import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Projections;
@@ -216,22 +218,22 @@ public final class MlaLayer implements AutoCloseable {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("decompress", LatentAttention.class, "decompress", kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
+                g.task("decompress", NaiveAttention.class, "decompress", kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
                         batch, tokens, cap, h, dn, dv, dc, dr);
-                g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, kv32, kv16, kv8, dt, scores,
+                g.task("scores", NaiveAttention.class, "naiveScores", q, kvFull, kv32, kv16, kv8, dt, scores,
                         seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
-                g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
-                g.task("values", LatentAttention.class, "naiveValues", scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
+                g.task("softmax", Softmax.class, "softmax", scores, seqStart, batch, tokens, cap, h);
+                g.task("values", NaiveAttention.class, "naiveValues", scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
             }
             case ABSORBED -> {
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
                 g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("scores", LatentAttention.class, "absorbedScores", qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
+                g.task("scores", AbsorbedAttention.class, "absorbedScores", qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
                         batch, tokens, cap, h, dn, dr, dc, scale);
-                g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, batch, tokens, cap, h);
-                g.task("values", LatentAttention.class, "absorbedValues", scores, kv32, kv16, kv8, dt, oLat,
+                g.task("softmax", Softmax.class, "softmax", scores, seqStart, batch, tokens, cap, h);
+                g.task("values", AbsorbedAttention.class, "absorbedValues", scores, kv32, kv16, kv8, dt, oLat,
                         seqStart, batch, tokens, cap, h, dc, dr);
                 g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
             }

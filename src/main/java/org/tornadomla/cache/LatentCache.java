@@ -5,6 +5,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.DeviceResident;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.CacheRows;
 
 import java.util.Arrays;
 
@@ -170,7 +171,7 @@ public final class LatentCache implements DeviceResident {
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
         for (int t = 0; t < n; t++) {
-            CacheOps.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bf16, bytes, dtype.code, b * capacity + t,
+            CacheRows.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bf16, bytes, dtype.code, b * capacity + t,
                     kvLoraRank, ropeDim);
         }
         lengths[b] = n;

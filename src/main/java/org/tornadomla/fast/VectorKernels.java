@@ -8,7 +8,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 import org.tornadomla.kernels.CacheOps;
-import org.tornadomla.kernels.LatentAttention;
+import org.tornadomla.kernels.Softmax;
 
 import java.util.stream.IntStream;
 
@@ -239,7 +239,7 @@ public final class VectorKernels {
             int r = rh / heads;
             int len = seqStart[r / tokens] + r % tokens + 1;
             int base = rh * capacity;
-            FloatVector vmax = FloatVector.broadcast(SPECIES, LatentAttention.NEG_INF);
+            FloatVector vmax = FloatVector.broadcast(SPECIES, Softmax.NEG_INF);
             int j = 0;
             for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(SPECIES, scores, base + j));
             float max = vmax.reduceLanes(VectorOperators.MAX);
@@ -346,7 +346,7 @@ public final class VectorKernels {
                 tOff[hh] = part * tileSize;          // this head's tile of scores, reused as probabilities
                 aOff[hh] = part * dc;
                 java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
-                m[hh] = LatentAttention.NEG_INF;
+                m[hh] = Softmax.NEG_INF;
             }
             float[] buf = dtype != CacheOps.F32 ? rowBuffer(tileSize * w) : null;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
@@ -355,7 +355,7 @@ public final class VectorKernels {
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
-                    float mTile = LatentAttention.NEG_INF;
+                    float mTile = Softmax.NEG_INF;
                     for (int jj = 0; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
                     float mNew = Math.max(m[hh], mTile);
                     float alpha = (float) Math.exp(m[hh] - mNew);
@@ -377,7 +377,7 @@ public final class VectorKernels {
                     scaleInPlace(oPart, aOff[hh], dc, 1f / l[hh]);
                     lsePart[part] = m[hh] + (float) Math.log(l[hh]);
                 } else {
-                    lsePart[part] = LatentAttention.NEG_INF;
+                    lsePart[part] = Softmax.NEG_INF;
                 }
             }
         });
@@ -387,7 +387,7 @@ public final class VectorKernels {
     public static void combine(float[] oPart, float[] lsePart, float[] oLat, int rows, int heads, int numSplits, int dc) {
         IntStream.range(0, rows * heads).parallel().forEach(rh -> {
             int part0 = rh * numSplits;
-            float lseMax = LatentAttention.NEG_INF;
+            float lseMax = Softmax.NEG_INF;
             for (int s = 0; s < numSplits; s++) lseMax = Math.max(lseMax, lsePart[part0 + s]);
             float wSum = 0f;
             float[] wts = new float[numSplits];

@@ -57,79 +57,6 @@ public final class CacheOps {
     }
 
     /**
-     * Writes one token's row to cache slot {@code slot}: the latent from lat[latOff …+d_c) and the roped key
-     * from pe[peOff …+d_r). INT8 scales each part by its largest magnitude / 127 and rounds half away from
-     * zero; FP8 scales each block of 128 latent numbers by its largest magnitude / 448; BF16 rounds to nearest
-     * even. The host's way to fill a cache; {@link #append} calls the per-dtype helpers itself (TornadoVM
-     * inlines a method only up to 600 graph nodes, and this dispatcher with all three is larger).
-     */
-    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
-                                int dtype, int slot, int dc, int dr) {
-        if (dtype == FP8) {
-            writeRowFp8(lat, latOff, pe, peOff, f32, bf16, int8, slot, dc, dr);
-        } else if (dtype == INT8) {
-            writeRowInt8(lat, latOff, pe, peOff, f32, int8, slot, dc, dr);
-        } else {
-            writeRowFloat(lat, latOff, pe, peOff, f32, bf16, dtype, slot, dc, dr);
-        }
-    }
-
-    static void writeRowFloat(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, int dtype,
-                              int slot, int dc, int dr) {
-        int dst = slot * (dc + dr);
-        for (int i = 0; i < dc + dr; i++) {
-            float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
-            if (dtype == BF16) {
-                bf16[dst + i] = Bf16.encode(v, f32);
-            } else {
-                f32[dst + i] = v;
-            }
-        }
-    }
-
-    static void writeRowInt8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, byte[] int8, int slot, int dc, int dr) {
-        int dst = slot * (dc + dr);
-        float maxLat = 0f;
-        float maxPe = 0f;
-        for (int i = 0; i < dc; i++) {
-            maxLat = Math.max(maxLat, Math.abs(lat[latOff + i]));
-        }
-        for (int i = 0; i < dr; i++) {
-            maxPe = Math.max(maxPe, Math.abs(pe[peOff + i]));
-        }
-        f32[2 * slot] = maxLat / 127f;
-        f32[2 * slot + 1] = maxPe / 127f;
-        float invLat = maxLat > 0f ? 127f / maxLat : 0f;
-        float invPe = maxPe > 0f ? 127f / maxPe : 0f;
-        for (int i = 0; i < dc + dr; i++) {
-            float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
-            int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
-            int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
-        }
-    }
-
-    static void writeRowFp8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
-                            int slot, int dc, int dr) {
-        int nb = (dc + FP8_BLOCK - 1) / FP8_BLOCK;
-        for (int blk = 0; blk < nb; blk++) {
-            int lo = blk * FP8_BLOCK;
-            int hi = Math.min(dc, lo + FP8_BLOCK);
-            float amax = 0f;
-            for (int i = lo; i < hi; i++) {
-                amax = Math.max(amax, Math.abs(lat[latOff + i]));
-            }
-            f32[TABLE + slot * nb + blk] = amax / Fp8.MAX;
-            float inv = amax > 0f ? Fp8.MAX / amax : 0f;
-            for (int i = lo; i < hi; i++) {
-                int8[slot * dc + i] = Fp8.encode(lat[latOff + i] * inv, f32);
-            }
-        }
-        for (int i = 0; i < dr; i++) {
-            bf16[slot * dr + i] = Bf16.encode(pe[peOff + i], f32);
-        }
-    }
-
-    /**
      * Appends {@code tokens} rows per sequence at positions seqStart[b] … +tokens−1: the latent from
      * ckv [rows, d_c] and the roped key from kvA [rows, d_c + d_r] (its last d_r numbers). The caller has
      * checked that seqStart[b] + tokens &lt;= capacity.
@@ -145,13 +72,13 @@ public final class CacheOps {
                     // this read keeps the rows already cached when the cache comes from the host
                     ckv[row * dc] = f32[slot] + bf16[slot] + int8[slot];
                 }
-                // the per-dtype helpers directly, not writeRow: TornadoVM refuses to inline more than 600 nodes at once
+                // the per-dtype writers directly, not CacheRows.writeRow: TornadoVM refuses to inline more than 600 nodes at once
                 if (dtype == FP8) {
-                    writeRowFp8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, int8, slot, dc, dr);
+                    CacheRows.writeRowFp8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, int8, slot, dc, dr);
                 } else if (dtype == INT8) {
-                    writeRowInt8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, int8, slot, dc, dr);
+                    CacheRows.writeRowInt8(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, int8, slot, dc, dr);
                 } else {
-                    writeRowFloat(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, dtype, slot, dc, dr);
+                    CacheRows.writeRowFloat(ckv, row * dc, kvA, row * (dc + dr) + dc, f32, bf16, dtype, slot, dc, dr);
                 }
             }
         }

@@ -12,7 +12,7 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * <p>Accumulators are fp32 and normalised once, at the end of a split (DESIGN.md §1.4).
  *
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, reference / java-fast /
- * TornadoVM-PoCL ms per decode step; {@link LatentAttention} has steps 1–3):
+ * TornadoVM-PoCL ms per decode step; {@link NaiveAttention} and {@link AbsorbedAttention} have steps 1–4):
  * <ol start="5">
  *   <li>splitTiles with one split, one thread per (row, head): 15.7 / 1.02 / 18.5 ms, the cache read once</li>
  *   <li>splitTiles with 8 splits + combine: 16.2 / 0.75 / 12.0 ms</li>
@@ -28,7 +28,7 @@ public final class OnlineSoftmax {
      * One thread per (row, head, split). Split s of a row with context length len covers positions
      * [s·chunk, min(len, (s+1)·chunk)) with chunk = ceil(len / numSplits), walked in tiles of {@code tileSize}
      * (Bc). Writes the split's normalised o_lat (oPart [rows, H, numSplits, d_c]) and its log-sum-exp
-     * (lsePart [rows, H, numSplits]); an empty split gets lse = {@link LatentAttention#NEG_INF} and o = 0.
+     * (lsePart [rows, H, numSplits]); an empty split gets lse = {@link Softmax#NEG_INF} and o = 0.
      * sTile [rows, H, numSplits, tileSize] is scratch for the tile's scores S.
      */
     public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
@@ -49,14 +49,14 @@ public final class OnlineSoftmax {
                     for (int c = 0; c < dc; c++) {
                         oPart[acc + c] = 0f;
                     }
-                    float m = LatentAttention.NEG_INF;
+                    float m = Softmax.NEG_INF;
                     float l = 0f;
                     for (int j0 = lo; j0 < hi; j0 += tileSize) {
                         int n = Math.min(tileSize, hi - j0);
                         // S = scale·[q_lat | q_pe]·[c_kv | k_pe]ᵀ for the tile, and its max
-                        float mTile = LatentAttention.NEG_INF;
+                        float mTile = Softmax.NEG_INF;
                         for (int jj = 0; jj < n; jj++) {
-                            float sc = scale * LatentAttention.latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                            float sc = scale * AbsorbedAttention.latentScore(qLat, q, kvF32, kvBf16, kvInt8,
                                     dtype, r * heads + h, b * capacity + j0 + jj, dn, dr, dc);
                             sTile[tile + jj] = sc;
                             mTile = Math.max(mTile, sc);
@@ -85,7 +85,7 @@ public final class OnlineSoftmax {
                         }
                         lsePart[part] = m + (float) Math.log(l);
                     } else {
-                        lsePart[part] = LatentAttention.NEG_INF;
+                        lsePart[part] = Softmax.NEG_INF;
                     }
                 }
             }
@@ -102,7 +102,7 @@ public final class OnlineSoftmax {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int c = 0; c < dc; c++) {
                     int part0 = (r * heads + h) * numSplits;
-                    float lseMax = LatentAttention.NEG_INF;
+                    float lseMax = Softmax.NEG_INF;
                     for (int s = 0; s < numSplits; s++) {
                         lseMax = Math.max(lseMax, lsePart[part0 + s]);
                     }

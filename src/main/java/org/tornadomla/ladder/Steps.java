@@ -8,7 +8,9 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Absorb;
-import org.tornadomla.kernels.LatentAttention;
+import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.NaiveAttention;
+import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Rope;
 
 import java.util.List;
@@ -19,9 +21,9 @@ import java.util.List;
  * compared with.
  *
  * <pre>
- *  1 naive MHA       K/V of every head cached (MHA's cache), attention over them     LatentAttention.naiveScores/softmax/naiveValues
- *  2 latent cache    cache c_kv + k_pe only, decompress K/V at every step              + LatentAttention.decompress
- *  3 absorption      W_UK into the query, W_UV after the sum; attend over the latent   Absorb, LatentAttention.absorbed*
+ *  1 naive MHA       K/V of every head cached (MHA's cache), attention over them     NaiveAttention, Softmax
+ *  2 latent cache    cache c_kv + k_pe only, decompress K/V at every step              + NaiveAttention.decompress
+ *  3 absorption      W_UK into the query, W_UV after the sum; attend over the latent   Absorb, AbsorbedAttention, Softmax
  *  4 decoupled RoPE  step 3 with the query's rope part rotated on the device          + Rope.rotatePairs
  *  5 online softmax  one pass over the cache in tiles (running max and sum)           OnlineSoftmax.splitTiles (1 split), combine
  *  6 split-KV        the context split across parallel workers, log-sum-exp combine   OnlineSoftmax.splitTiles (8 splits), combine
@@ -35,11 +37,11 @@ public final class Steps {
 
     public static List<LadderStep> all() {
         return List.of(
-                step(1, "naive MHA-style attention (K/V of every head cached)", "LatentAttention (naiveScores, softmax, naiveValues)",
+                step(1, "naive MHA-style attention (K/V of every head cached)", "NaiveAttention (naiveScores, naiveValues), Softmax",
                         Steps::naiveMha, s -> (double) s.context * s.heads * (s.config.qkHeadDim() + s.config.vHeadDim()) * 4),
-                step(2, "the latent cache (c_kv + k_pe, decompressed every step)", "LatentAttention.decompress + step 1's kernels",
+                step(2, "the latent cache (c_kv + k_pe, decompressed every step)", "NaiveAttention.decompress + step 1's kernels",
                         s -> naive(s, CacheDtype.F32), s -> latentBytes(s, 4)),
-                step(3, "absorption (W_UK into the query, W_UV after the sum)", "Absorb, LatentAttention (absorbedScores, softmax, absorbedValues)",
+                step(3, "absorption (W_UK into the query, W_UV after the sum)", "Absorb, AbsorbedAttention (absorbedScores, absorbedValues), Softmax",
                         s -> absorbed(s, false), s -> 2 * latentBytes(s, 4)),
                 step(4, "decoupled RoPE (the query's rope part rotated on the device)", "Rope.rotatePairs + step 3's kernels",
                         s -> absorbed(s, true), s -> 2 * latentBytes(s, 4)),
@@ -118,7 +120,7 @@ public final class Steps {
         int h = s.heads, t = s.context, dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
         LatentCache cache = s.cache(CacheDtype.F32);
         float[] kvFull = new float[t * h * (dn + dv)];
-        LatentAttention.decompress(cache.f32(), cache.bf16(), cache.int8(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
+        NaiveAttention.decompress(cache.f32(), cache.bf16(), cache.int8(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
         KernelGraph g = new KernelGraph("ladder1");
         float[] q = g.input("q", s.qRoped.clone());
         int[] seqStart = g.input("seqStart", s.seqStart());
@@ -126,10 +128,10 @@ public final class Steps {
         g.state("cache", cache);
         float[] scores = g.scratch("scores", new float[h * t]);
         float[] o = g.output("o", new float[h * dv]);
-        g.task("scores", LatentAttention.class, "naiveScores", q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
+        g.task("scores", NaiveAttention.class, "naiveScores", q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
                 1, 1, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
-        g.task("softmax", LatentAttention.class, "softmax", scores, seqStart, 1, 1, t, h);
-        g.task("values", LatentAttention.class, "naiveValues", scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
+        g.task("softmax", Softmax.class, "softmax", scores, seqStart, 1, 1, t, h);
+        g.task("values", NaiveAttention.class, "naiveValues", scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
         return new LadderStep.Built(g, o);
     }
 
@@ -164,5 +166,5 @@ public final class Steps {
     }
 
     /** Used by tests and the CLI: the absorbed-path kernels referenced by the pages. */
-    static final Class<?>[] KERNEL_FAMILIES = {LatentAttention.class, Absorb.class, Rope.class};
+    static final Class<?>[] KERNEL_FAMILIES = {NaiveAttention.class, AbsorbedAttention.class, Softmax.class, Absorb.class, Rope.class};
 }

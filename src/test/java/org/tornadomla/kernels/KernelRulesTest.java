@@ -36,10 +36,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class KernelRulesTest {
     static final List<Class<?>> KERNEL_CLASSES = List.of(Norms.class, Projections.class, Rope.class, Absorb.class,
-            CacheOps.class, LatentAttention.class, OnlineSoftmax.class, Bf16.class);
+            CacheOps.class, CacheRows.class, NaiveAttention.class, AbsorbedAttention.class, Softmax.class, OnlineSoftmax.class, Bf16.class, Fp8.class);
     static final ClassDesc PARALLEL = ClassDesc.of("uk.ac.manchester.tornado.api.annotations.Parallel");
     /** Kernel-safe helpers that only host code calls (kernels call their parts directly). */
-    static final Set<String> HOST_HELPERS = Set.of("CacheOps.writeRow");
+    static final Set<String> HOST_HELPERS = Set.of("CacheRows.writeRow");
     /** TornadoVM's TaskGraph.task takes at most 20 kernel arguments. */
     static final int MAX_ARGS = 20;
 

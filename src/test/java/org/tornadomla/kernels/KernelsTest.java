@@ -153,7 +153,7 @@ public class KernelsTest {
     void naivePathKernels() {
         float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
         float[] kvFull = new float[B * CAP * H * (DN + DV)];
-        LatentAttention.decompress(cache, new short[1], new byte[1], CacheOps.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        NaiveAttention.decompress(cache, new short[1], new byte[1], CacheOps.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
         int wd = H * (DN + DV);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
@@ -166,7 +166,7 @@ public class KernelsTest {
         }
         float scale = 0.3f;
         float[] scores = new float[B * T * H * CAP];
-        LatentAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        NaiveAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
         double[] p = new double[scores.length];
         for (int r = 0; r < B * T; r++) {
             int b = r / T;
@@ -181,13 +181,13 @@ public class KernelsTest {
             }
         }
         softmaxInDouble(p);
-        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
+        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
         for (int r = 0; r < B * T; r++)
             for (int h = 0; h < H; h++)
                 for (int j = 0; j < len(r); j++)
                     assertEquals(p[(r * H + h) * CAP + j], scores[(r * H + h) * CAP + j], TOL, "softmax");
         float[] o = new float[B * T * H * DV];
-        LatentAttention.naiveValues(scores, kvFull, o, SEQ_START, B, T, CAP, H, DN, DV);
+        NaiveAttention.naiveValues(scores, kvFull, o, SEQ_START, B, T, CAP, H, DN, DV);
         double[] eo = new double[o.length];
         for (int r = 0; r < B * T; r++)
             for (int h = 0; h < H; h++)
@@ -236,9 +236,9 @@ public class KernelsTest {
         float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
         float scale = 0.4f;
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
-        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheOps.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        AbsorbedAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
+        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
+        AbsorbedAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheOps.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
     }
 
@@ -259,7 +259,7 @@ public class KernelsTest {
 
     @Test
     void combineOfOnlyEmptySplitsIsZeroNotNaN() {
-        float[] oPart = new float[3 * DC], lse = {LatentAttention.NEG_INF, LatentAttention.NEG_INF, LatentAttention.NEG_INF};
+        float[] oPart = new float[3 * DC], lse = {Softmax.NEG_INF, Softmax.NEG_INF, Softmax.NEG_INF};
         float[] o = new float[DC];
         OnlineSoftmax.combine(oPart, lse, o, 1, 1, 3, DC);
         for (float v : o) {
@@ -272,9 +272,9 @@ public class KernelsTest {
     private static void quantisedReadsAreTheDecodedValues(int dtype, float[] f32, short[] bf16, byte[] bytes, float[] decoded) {
         float[] qLat = gaussian(17, B * T * H * DC), q = gaussian(18, B * T * H * (DN + DR));
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        LatentAttention.absorbedScores(qLat, q, f32, bf16, bytes, dtype, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
-        LatentAttention.softmax(scores, SEQ_START, B, T, CAP, H);
-        LatentAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        AbsorbedAttention.absorbedScores(qLat, q, f32, bf16, bytes, dtype, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
+        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
+        AbsorbedAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oLat, TOL, "absorbed over dtype " + dtype);
         float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], lse = new float[B * T * H * 2], oT = new float[oLat.length];
         OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
@@ -301,7 +301,7 @@ public class KernelsTest {
         byte[] bytes = new byte[values.length];
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
-            CacheOps.writeRow(values, slot * W, values, slot * W + DC, scales, new short[1], bytes, CacheOps.INT8, slot, DC, DR);
+            CacheRows.writeRow(values, slot * W, values, slot * W + DC, scales, new short[1], bytes, CacheOps.INT8, slot, DC, DR);
             double[] e = int8Expected(java.util.Arrays.copyOfRange(values, slot * W, slot * W + W), DC);
             for (int i = 0; i < W; i++) decoded[slot * W + i] = (float) e[i];
         }
@@ -317,7 +317,7 @@ public class KernelsTest {
         byte[] lat = new byte[B * CAP * DC];
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
-            CacheOps.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheOps.FP8, slot, DC, DR);
+            CacheRows.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheOps.FP8, slot, DC, DR);
             // expected, computed here: per block of 128, scale = max|x|/448, nearest e4m3 of x/scale, times scale
             double amax = 0;
             for (int i = 0; i < DC; i++) amax = Math.max(amax, Math.abs(values[slot * W + i]));

@@ -6,6 +6,7 @@ import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.CacheRows;
 import org.tornadomla.kernels.OnlineSoftmax;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,7 +30,7 @@ class FlashDecodeTest {
             byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DC : 1];
             if (dtype != CacheOps.F32) {
                 for (int slot = 0; slot < B * CAP; slot++) {
-                    CacheOps.writeRow(kv, slot * W, kv, slot * W + DC, kv32, kv16, kv8, dtype, slot, DC, DR);
+                    CacheRows.writeRow(kv, slot * W, kv, slot * W + DC, kv32, kv16, kv8, dtype, slot, DC, DR);
                 }
             }
             KernelGraph g = new KernelGraph("attn");

@@ -1,46 +1,28 @@
 package org.tornadomla.tornado;
 
 import org.tornadomla.kernels.CacheOps;
-import org.tornadomla.kernels.LatentAttention;
+import org.tornadomla.kernels.Softmax;
 import uk.ac.manchester.tornado.api.KernelContext;
 import uk.ac.manchester.tornado.api.math.TornadoMath;
 
 /**
- * The TILED attention core as a {@link KernelContext} kernel for GPUs: a drop-in replacement of
- * {@link org.tornadomla.kernels.OnlineSoftmax#splitTiles} (same inputs, same outputs oPart and lsePart,
- * combined by the same {@code OnlineSoftmax.combine}).
- *
- * <pre>
- *  work-group = (row r, KV split s, group of G heads);  LOCAL threads
- *  local memory:  Q  [G, d_c+d_r]   the group's q_lat | q_pe, loaded once
- *                 K=V tile [Bc, d_c+d_r]   Bc latent rows, loaded once per tile, shared by all G heads
- *                 P  [G, Bc]        scores, then probabilities;  m, l, α per head
- *  per tile:  load tile ─ barrier ─ S = scale·Q·tileᵀ (one (head, row) pair per thread) ─ barrier ─
- *             per-head online softmax (m_new = max(m, rowmax S), α = e^(m−m_new), l = α·l + Σ e^(S−m_new)) ─ barrier ─
- *             acc[h, c] = α_h·acc[h, c] + Σ_j P[h, j]·tile[j, c]   (each thread owns d_c/LOCAL latent dims, in registers)
- *  end:       oPart = acc / l, lse = m + ln l   (empty split: 0 and NEG_INF)
- * </pre>
- *
- * What makes it MLA-specific: all heads attend to the same latent, so one tile in local memory serves as
- * the keys and the values of G heads at once. Limits (checked by {@link #supports}): G = min(8, H) divides
- * H, d_c ≤ LOCAL·DIMS_PER_THREAD = 512, d_c + d_r ≤ MAX_ROW = 640. Local memory: (G + Bc)·640·4 B + small
- * = 41 KB, under the 48 KB every CUDA device has. On the JVM a KernelContext's ids are all 0, so this kernel
- * has no JVM run of its own: it is tested against {@code splitTiles} on the device.
+ * Ladder step 7 (docs/ladder/07-kernel-context.md): the TILED attention core as a {@link KernelContext}
+ * kernel for GPUs, a drop-in for {@link org.tornadomla.kernels.OnlineSoftmax#splitTiles} (same inputs and
+ * outputs, combined by the same {@code OnlineSoftmax.combine}). A work-group = (row, KV split, group of G
+ * heads), LOCAL threads. Per tile of Bc latent rows [c_kv | k_pe], loaded once into local memory and used by
+ * all G heads as keys and values: scores (one (head, row) per thread), per-head online softmax, and
+ * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in registers; at the
+ * end oPart = acc / l, lse = m + ln l (empty split: 0 and NEG_INF). Limits ({@link #supports}): G = min(8, H)
+ * divides H, d_c ≤ 512, d_c + d_r ≤ 640; local memory 41 KB, under every CUDA device's 48 KB. A
+ * KernelContext has no JVM run (its ids are 0 there): it is tested on the device against splitTiles.
+ * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): 13.6 ms per decode step; no GPU yet.
  */
 public final class FlashDecode {
     private FlashDecode() {
     }
 
-    /** Threads per work-group. */
-    public static final int LOCAL = 128;
-    /** Cache positions per tile (Bc). */
-    public static final int TILE = 8;
-    /** Heads per work-group at most. */
-    public static final int MAX_GROUP = 8;
-    /** Latent dims each thread accumulates. */
-    public static final int DIMS_PER_THREAD = 4;
-    /** Longest cache row d_c + d_r held in local memory. */
-    public static final int MAX_ROW = 640;
+    /** Threads per work-group, cache rows per tile (Bc), heads per group at most, latent dims per thread, longest row. */
+    public static final int LOCAL = 128, TILE = 8, MAX_GROUP = 8, DIMS_PER_THREAD = 4, MAX_ROW = 640;
 
     /** Heads per work-group for H heads: min(8, H), if it divides H; 0 if the kernel cannot serve H. */
     public static int headsPerGroup(int heads) {
@@ -89,7 +71,7 @@ public final class FlashDecode {
             qs[hh * w + c] = c < dc ? qLat[rh * dc + c] : q[rh * (dn + dr) + dn + c - dc];
         }
         if (tid < group) {
-            m[tid] = LatentAttention.NEG_INF;
+            m[tid] = Softmax.NEG_INF;
             l[tid] = 0f;
         }
         for (int i = 0; i < MAX_GROUP * DIMS_PER_THREAD; i++) {
@@ -115,7 +97,7 @@ public final class FlashDecode {
             }
             ctx.localBarrier();
             if (tid < group) {
-                float mTile = LatentAttention.NEG_INF;
+                float mTile = Softmax.NEG_INF;
                 for (int jj = 0; jj < n; jj++) {
                     mTile = TornadoMath.max(mTile, p[tid * TILE + jj]);
                 }
@@ -157,7 +139,7 @@ public final class FlashDecode {
                 }
             }
             if (tid == 0) {
-                lsePart[part] = l[hh] > 0f ? m[hh] + TornadoMath.log(l[hh]) : LatentAttention.NEG_INF;
+                lsePart[part] = l[hh] > 0f ? m[hh] + TornadoMath.log(l[hh]) : Softmax.NEG_INF;
             }
         }
     }

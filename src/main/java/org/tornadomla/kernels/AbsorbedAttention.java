@@ -1,0 +1,73 @@
+package org.tornadomla.kernels;
+
+import uk.ac.manchester.tornado.api.annotations.Parallel;
+
+/**
+ * The ABSORBED path: W^UK folded into the query ({@link Absorb#absorbQuery}), then every head scores and
+ * weight-sums the latent cache itself — the latent is both key and value — and W^UV comes after
+ * ({@link Absorb#unabsorbValue}). DeepSeek's {@code attn_impl = "absorb"}. Scores are [rows, H, capacity].
+ *
+ * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, reference / java-fast /
+ * TornadoVM-PoCL ms per decode step; steps 1–2 are {@link NaiveAttention}):
+ * <ol start="3">
+ *   <li>absorbedScores + {@link Softmax} + absorbedValues: 21.1 / 1.66 / 21.7 ms, the cache read twice (4.7 MB)</li>
+ *   <li>the same with the query's rope part rotated on the device ({@link Rope}): 20.5 / 0.95 / 18.7 ms</li>
+ * </ol>
+ * Next: {@link OnlineSoftmax} (one pass).
+ */
+public final class AbsorbedAttention {
+    private AbsorbedAttention() {
+    }
+
+    /** ABSORBED step 2: score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]). */
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+                                      int dtype, float[] scores, int[] seqStart,
+                                      int batch, int tokens, int capacity, int heads, int dn, int dr, int dc,
+                                      float scale) {
+        for (@Parallel int r = 0; r < batch * tokens; r++) {
+            for (@Parallel int h = 0; h < heads; h++) {
+                for (@Parallel int j = 0; j < capacity; j++) {
+                    int b = r / tokens;
+                    if (j <= seqStart[b] + r % tokens) {
+                        scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                                dtype, r * heads + h, b * capacity + j, dn, dr, dc);
+                    }
+                }
+            }
+        }
+    }
+
+    /** q_lat[rh]·c_kv[slot] + q_pe[rh]·k_pe[slot], where rh = r·H + h and slot = b·capacity + j. */
+    static float latentScore(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+                             int rh, int slot, int dn, int dr, int dc) {
+        float acc = 0f;
+        for (int c = 0; c < dc; c++) {
+            acc += qLat[rh * dc + c] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
+        }
+        int qPe = rh * (dn + dr) + dn;
+        for (int d = 0; d < dr; d++) {
+            acc += q[qPe + d] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, dc + d, dc + dr, dc);
+        }
+        return acc;
+    }
+
+    /** ABSORBED step 4: o_lat[r, h, :] = Σ_j p[r, h, j]·c_kv[b, j, :] (the latent is the value too). */
+    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+                                      float[] oLat, int[] seqStart, int batch, int tokens, int capacity,
+                                      int heads, int dc, int dr) {
+        for (@Parallel int r = 0; r < batch * tokens; r++) {
+            for (@Parallel int h = 0; h < heads; h++) {
+                for (@Parallel int c = 0; c < dc; c++) {
+                    int b = r / tokens;
+                    int len = seqStart[b] + r % tokens + 1;
+                    int pBase = (r * heads + h) * capacity;
+                    float acc = 0f;
+                    for (int j = 0; j < len; j++) {
+                        acc += probs[pBase + j] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, c, dc + dr, dc);
+                    }
+                    oLat[(r * heads + h) * dc + c] = acc;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package org.tornadomla.kernels;
+
+import static org.tornadomla.kernels.CacheOps.BF16;
+import static org.tornadomla.kernels.CacheOps.FP8;
+import static org.tornadomla.kernels.CacheOps.FP8_BLOCK;
+import static org.tornadomla.kernels.CacheOps.INT8;
+import static org.tornadomla.kernels.CacheOps.TABLE;
+
+/**
+ * Writing one token's row into the cache in each storage format ({@link CacheOps} describes the layout):
+ * f32 as is, bf16 rounded to nearest even, int8 with a per-token scale per part, fp8 e4m3 with a scale per
+ * 128 latent numbers. Kernel-safe helpers, inlined into {@link CacheOps#append}.
+ *
+ * <p>On the kernel ladder (docs/ladder/08-int8.md): an int8 cache reads 584 bytes per token instead of
+ * 2,304; step 6 over it: 26.4 / 0.99 / 14.8 ms (reference / java-fast / TornadoVM-PoCL, H=16, T=1024), 8.9e-3
+ * from step 1.
+ */
+public final class CacheRows {
+    private CacheRows() {
+    }
+
+    /**
+     * Writes one token's row to cache slot {@code slot}: the latent from lat[latOff …+d_c) and the roped key
+     * from pe[peOff …+d_r). INT8 scales each part by its largest magnitude / 127 and rounds half away from
+     * zero; FP8 scales each block of 128 latent numbers by its largest magnitude / 448; BF16 rounds to nearest
+     * even. The host's way to fill a cache; {@link CacheOps#append} calls the per-dtype helpers itself (TornadoVM
+     * inlines a method only up to 600 graph nodes, and this dispatcher with all three is larger).
+     */
+    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
+                                int dtype, int slot, int dc, int dr) {
+        if (dtype == FP8) {
+            writeRowFp8(lat, latOff, pe, peOff, f32, bf16, int8, slot, dc, dr);
+        } else if (dtype == INT8) {
+            writeRowInt8(lat, latOff, pe, peOff, f32, int8, slot, dc, dr);
+        } else {
+            writeRowFloat(lat, latOff, pe, peOff, f32, bf16, dtype, slot, dc, dr);
+        }
+    }
+
+    public static void writeRowFloat(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, int dtype,
+                              int slot, int dc, int dr) {
+        int dst = slot * (dc + dr);
+        for (int i = 0; i < dc + dr; i++) {
+            float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
+            if (dtype == BF16) {
+                bf16[dst + i] = Bf16.encode(v, f32);
+            } else {
+                f32[dst + i] = v;
+            }
+        }
+    }
+
+    public static void writeRowInt8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, byte[] int8, int slot, int dc, int dr) {
+        int dst = slot * (dc + dr);
+        float maxLat = 0f;
+        float maxPe = 0f;
+        for (int i = 0; i < dc; i++) {
+            maxLat = Math.max(maxLat, Math.abs(lat[latOff + i]));
+        }
+        for (int i = 0; i < dr; i++) {
+            maxPe = Math.max(maxPe, Math.abs(pe[peOff + i]));
+        }
+        f32[2 * slot] = maxLat / 127f;
+        f32[2 * slot + 1] = maxPe / 127f;
+        float invLat = maxLat > 0f ? 127f / maxLat : 0f;
+        float invPe = maxPe > 0f ? 127f / maxPe : 0f;
+        for (int i = 0; i < dc + dr; i++) {
+            float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
+            int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
+            int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
+        }
+    }
+
+    public static void writeRowFp8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
+                            int slot, int dc, int dr) {
+        int nb = (dc + FP8_BLOCK - 1) / FP8_BLOCK;
+        for (int blk = 0; blk < nb; blk++) {
+            int lo = blk * FP8_BLOCK;
+            int hi = Math.min(dc, lo + FP8_BLOCK);
+            float amax = 0f;
+            for (int i = lo; i < hi; i++) {
+                amax = Math.max(amax, Math.abs(lat[latOff + i]));
+            }
+            f32[TABLE + slot * nb + blk] = amax / Fp8.MAX;
+            float inv = amax > 0f ? Fp8.MAX / amax : 0f;
+            for (int i = lo; i < hi; i++) {
+                int8[slot * dc + i] = Fp8.encode(lat[latOff + i] * inv, f32);
+            }
+        }
+        for (int i = 0; i < dr; i++) {
+            bf16[slot * dr + i] = Bf16.encode(pe[peOff + i], f32);
+        }
+    }
+}
