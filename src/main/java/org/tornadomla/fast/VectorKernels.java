@@ -40,6 +40,13 @@ public final class VectorKernels {
     /** Heads per parallel task: a task streams the cache once for this many heads (8 measured best here, see docs/benchmarks.md). */
     private static final int GROUP = 8;
 
+    /** Every e4m3 byte decoded as the kernels decode it. */
+    private static final float[] E4M3 = new float[256];
+
+    static {
+        for (int b = 0; b < 256; b++) E4M3[b] = org.tornadomla.kernels.Fp8.decode((byte) b, org.tornadomla.kernels.Bf16.POW2);
+    }
+
     private static final ThreadLocal<float[]> ROW_BUF = ThreadLocal.withInitial(() -> new float[0]);
 
     private static float[] rowBuffer(int n) {
@@ -82,7 +89,24 @@ public final class VectorKernels {
     private static int rows(float[] kv32, short[] bf16, byte[] int8, int dtype, int slot, int n, int w, int dc, float[] buf) {
         if (dtype == CacheOps.F32) return slot * w;
         if (dtype == CacheOps.FP8) {
-            for (int i = 0; i < n * w; i++) buf[i] = CacheOps.load(kv32, bf16, int8, dtype, slot + i / w, i % w, w, dc);
+            // e4m3 → float by its bits: a normal number is sign | (e + 120) << 23 | m << 20, a subnormal m·2^−9
+            // (as Fp8.decode computes it), times the block's scale; the rope part is bf16, the top half of a float
+            int nb = (dc + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK;
+            FloatVector twoToMinus9 = FloatVector.broadcast(SPECIES, 1f / 512);
+            for (int t = 0; t < n; t++) {
+                int s = slot + t, to = t * w, i = 0;
+                for (; i <= dc - L && (i % CacheOps.FP8_BLOCK) + L <= CacheOps.FP8_BLOCK; i += L) {
+                    IntVector v = (IntVector) ByteVector.fromArray(BYTES, int8, s * dc + i).convertShape(VectorOperators.B2I, INTS, 0);
+                    IntVector mag = v.and(0x7F), e = mag.lanewise(VectorOperators.LSHR, 3), m = mag.and(7);
+                    FloatVector normal = e.add(120).lanewise(VectorOperators.LSHL, 23).or(m.lanewise(VectorOperators.LSHL, 20)).reinterpretAsFloats();
+                    FloatVector sub = ((FloatVector) m.convert(VectorOperators.I2F, 0)).mul(twoToMinus9);
+                    FloatVector val = normal.blend(sub, e.eq(0).cast(SPECIES));
+                    val = val.reinterpretAsInts().or(v.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats();
+                    val.mul(kv32[CacheOps.TABLE + s * nb + i / CacheOps.FP8_BLOCK]).intoArray(buf, to + i);
+                }
+                for (; i < dc; i++) buf[to + i] = E4M3[int8[s * dc + i] & 0xFF] * kv32[CacheOps.TABLE + s * nb + i / CacheOps.FP8_BLOCK];
+                for (int k = 0; k < w - dc; k++) buf[to + dc + k] = Float.intBitsToFloat((bf16[s * (w - dc) + k] & 0xFFFF) << 16);
+            }
             return 0;
         }
         if (dtype == CacheOps.BF16) {
