@@ -153,18 +153,30 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ absorption
 
+    /** One task per head: each row of W^UK_h is read once and applied to every token row (weights dominate at small batch). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        IntStream.range(0, rows * heads).parallel().forEach(rh -> {
-            int h = rh % heads;
-            java.util.Arrays.fill(qLat, rh * dc, rh * dc + dc, 0f);
-            for (int d = 0; d < dn; d++) axpy(q[rh * (dn + dr) + d], wkvB, (h * (dn + dv) + d) * dc, qLat, rh * dc, dc);
+        IntStream.range(0, heads).parallel().forEach(h -> {
+            for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
+            for (int d = 0; d < dn; d++) {
+                int wRow = (h * (dn + dv) + d) * dc;
+                for (int r = 0; r < rows; r++) {
+                    int rh = r * heads + h;
+                    axpy(q[rh * (dn + dr) + d], wkvB, wRow, qLat, rh * dc, dc);
+                }
+            }
         });
     }
 
+    /** One task per head: each row of W^UV_h is read once and dotted with every token row's o_lat. */
     public static void unabsorbValue(float[] oLat, float[] wkvB, float[] o, int rows, int heads, int dn, int dv, int dc) {
-        IntStream.range(0, rows * heads).parallel().forEach(rh -> {
-            int h = rh % heads;
-            for (int v = 0; v < dv; v++) o[rh * dv + v] = dot(wkvB, (h * (dn + dv) + dn + v) * dc, oLat, rh * dc, dc);
+        IntStream.range(0, heads).parallel().forEach(h -> {
+            for (int v = 0; v < dv; v++) {
+                int wRow = (h * (dn + dv) + dn + v) * dc;
+                for (int r = 0; r < rows; r++) {
+                    int rh = r * heads + h;
+                    o[rh * dv + v] = dot(wkvB, wRow, oLat, rh * dc, dc);
+                }
+            }
         });
     }
 

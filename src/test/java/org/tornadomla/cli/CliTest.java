@@ -254,4 +254,17 @@ class CliTest {
         assertEquals(2, mla("rank", "--weights", dir.resolve("nope.safetensors").toString()).code);
         assertEquals(2, mla("rank").code);
     }
+
+    @Test
+    void tornadoWithoutAnSdkIsOneClearLine() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("TORNADOVM_HOME") == null, "TornadoVM is installed here");
+        Run r = mla("demo", "--backend", "tornado", "--hidden", "64");
+        assertEquals(2, r.code);
+        assertEquals("mla: error: no TornadoVM installed: TORNADOVM_HOME is not set (see tornado-config/README.md); "
+                + "the java backend needs none", r.err.strip());
+        assertFalse(r.out.contains("TornadoMLA demo"), "nothing is printed before the error");
+        Run d = mla("devices");
+        assertEquals(0, d.code);
+        assertTrue(d.out.contains("java-reference") && d.out.contains("tornado none: no TornadoVM installed"), d.out);
+    }
 }
