@@ -121,6 +121,16 @@ public final class DecodeBench {
         return out;
     }
 
+    /** Mean ms per task over {@code steps} steps on a JVM executor, with the task names: where the time goes. */
+    public java.util.LinkedHashMap<String, Double> breakdown(org.tornadomla.graph.JvmExecutor executor, int steps) {
+        long[] ns = new long[graph.tasks().size()];
+        executor.execute(graph);                          // warm
+        for (int i = 0; i < steps; i++) executor.execute(graph, ns);
+        java.util.LinkedHashMap<String, Double> out = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < ns.length; i++) out.put(graph.tasks().get(i).id(), ns[i] / 1e6 / steps);
+        return out;
+    }
+
     /** Frees what {@code executor} holds for this benchmark's graph (device memory under TornadoVM). */
     public void release(GraphExecutor executor) {
         executor.release(graph);

@@ -74,6 +74,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--budget-ms", description = "timed milliseconds per backend and shape (default: 400 with --quick, 2000 without)")
     Double budgetMs;
 
+    @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
+    boolean breakdown;
+
     @Option(names = "--reference-limit", defaultValue = "1.5", description = "run java-reference only on shapes of at most "
             + "this many GFLOP per step (default: ${DEFAULT-VALUE}); larger shapes are checked against java-fast")
     double referenceLimit;
@@ -134,6 +137,12 @@ public final class BenchCommand implements Callable<Integer> {
                     line += String.format(Locale.ROOT, " %7.1f%% %7.1f%%", 100 * r.gbPerS() / limits.gbPerS(), 100 * r.gflopPerS() / limits.gflopPerS());
                 }
                 out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
+                if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
+                    int steps = Math.max(2, Math.min(20, r.iterations()));
+                    StringBuilder sb = new StringBuilder("    tasks, ms:");
+                    bench.breakdown(jvm, steps).forEach((task, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", task, ms)));
+                    out.println(sb);
+                }
                 out.flush();
             }
             for (GraphExecutor ex : executors.values()) bench.release(ex);
