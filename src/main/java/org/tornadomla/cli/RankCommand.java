@@ -12,7 +12,6 @@ import org.jfree.data.xy.XYSeriesCollection;
 import org.tornadomla.MlaException;
 import org.tornadomla.analysis.LowRank;
 import org.tornadomla.analysis.MhaToMla;
-import org.tornadomla.weights.DType;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;

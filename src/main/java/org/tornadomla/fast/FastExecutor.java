@@ -19,23 +19,21 @@ import java.util.Map;
  * taken in another order).
  */
 public final class FastExecutor extends JvmExecutor {
-    private final Map<Method, MethodHandle> fast = new HashMap<>();
+    /** Fast version per reference kernel; empty when there is none (looked up once per kernel, not per step). */
+    private final Map<Method, java.util.Optional<MethodHandle>> fast = new HashMap<>();
+    private final Map<String, Method> byName = new HashMap<>();
 
     public FastExecutor() {
         if (!available()) {
             throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
                     + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
         }
-        Map<String, Method> byName = new HashMap<>();
         for (Method m : VectorKernels.class.getDeclaredMethods()) {
             if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers()) && m.getReturnType() == void.class) {
                 byName.put(m.getName(), m);
             }
         }
-        this.byName = byName;
     }
-
-    private final Map<String, Method> byName;
 
     /** Whether this JVM was started with the Vector API module. */
     public static boolean available() {
@@ -46,13 +44,13 @@ public final class FastExecutor extends JvmExecutor {
     MethodHandle fastVersion(Method kernel) {
         return fast.computeIfAbsent(kernel, k -> {
             Method m = byName.get(k.getName());
-            if (m == null || !Arrays.equals(m.getParameterTypes(), k.getParameterTypes())) return null;
+            if (m == null || !Arrays.equals(m.getParameterTypes(), k.getParameterTypes())) return java.util.Optional.empty();
             try {
-                return MethodHandles.publicLookup().unreflect(m);
+                return java.util.Optional.of(MethodHandles.publicLookup().unreflect(m));
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }).orElse(null);
     }
 
     @Override

@@ -7,8 +7,6 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.KernelGraph;
-import org.tornadomla.kernels.Absorb;
-import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Rope;
@@ -164,7 +162,4 @@ public final class Steps {
         MlaLayer.addAttention(g, c, wkvB, cache, q, o, seqStart, 1, opt);
         return new LadderStep.Built(g, o);
     }
-
-    /** Used by tests and the CLI: the absorbed-path kernels referenced by the pages. */
-    static final Class<?>[] KERNEL_FAMILIES = {NaiveAttention.class, AbsorbedAttention.class, Softmax.class, Absorb.class, Rope.class};
 }
