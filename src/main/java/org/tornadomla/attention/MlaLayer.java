@@ -174,22 +174,22 @@ public final class MlaLayer implements AutoCloseable {
             float[] cqRaw = g.scratch("q_a", new float[rows * rq]);
             float[] cq = g.scratch("c_q", new float[rows * rq]);
             project(g, "q_a_proj", x, g.weight("q_a_proj", w.wqA), cqRaw, rows, d, rq);
-            g.task("q_a_layernorm", Norms.class, "rmsNorm", cqRaw, rq, g.weight("q_a_layernorm", w.qANorm), cq, rows, rq, eps);
+            g.task("q_a_layernorm", Norms::rmsNorm, cqRaw, rq, g.weight("q_a_layernorm", w.qANorm), cq, rows, rq, eps);
             project(g, "q_b_proj", cq, g.weight("q_b_proj", w.wqB), q, rows, rq, h * qk);
         } else {
             project(g, "q_proj", x, g.weight("q_proj", w.wq), q, rows, d, h * qk);
         }
-        g.task("rope_q", Rope.class, "rotatePairs", q, h * qk, h, qk, dn, dr, seqStart, tokens, rows, freq, cosSinScale);
+        g.task("rope_q", Rope::rotatePairs, q, h * qk, h, qk, dn, dr, seqStart, tokens, rows, freq, cosSinScale);
 
         // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
         float[] kvA = g.scratch("kv_a", new float[rows * (dc + dr)]);
         float[] ckv = g.scratch("c_kv", new float[rows * dc]);
         project(g, "kv_a_proj_with_mqa", x, g.weight("kv_a_proj_with_mqa", w.wkvA), kvA, rows, d, dc + dr);
-        g.task("kv_a_layernorm", Norms.class, "rmsNorm", kvA, dc + dr, g.weight("kv_a_layernorm", w.kvANorm), ckv, rows, dc, eps);
-        g.task("rope_k", Rope.class, "rotatePairs", kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
+        g.task("kv_a_layernorm", Norms::rmsNorm, kvA, dc + dr, g.weight("kv_a_layernorm", w.kvANorm), ckv, rows, dc, eps);
+        g.task("rope_k", Rope::rotatePairs, kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
 
         // 3. cache: c_kv and k_pe only
-        g.task("cache_append", CacheOps.class, "append", ckv, kvA, kv32, kv16, kv8, dt, seqStart, batch, tokens, cap, dc, dr);
+        g.task("cache_append", CacheOps::append, ckv, kvA, kv32, kv16, kv8, dt, seqStart, batch, tokens, cap, dc, dr);
 
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
@@ -218,24 +218,24 @@ public final class MlaLayer implements AutoCloseable {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("decompress", NaiveAttention.class, "decompress", kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
+                g.task("decompress", NaiveAttention::decompress, kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
                         batch, tokens, cap, h, dn, dv, dc, dr);
-                g.task("scores", NaiveAttention.class, "naiveScores", q, kvFull, kv32, kv16, kv8, dt, scores,
+                g.task("scores", NaiveAttention::naiveScores, q, kvFull, kv32, kv16, kv8, dt, scores,
                         seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
-                g.task("softmax", Softmax.class, "softmax", scores, seqStart, batch, tokens, cap, h);
-                g.task("values", NaiveAttention.class, "naiveValues", scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
+                g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, h);
+                g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
             }
             case ABSORBED -> {
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("scores", AbsorbedAttention.class, "absorbedScores", qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
+                g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
                         batch, tokens, cap, h, dn, dr, dc, scale);
-                g.task("softmax", Softmax.class, "softmax", scores, seqStart, batch, tokens, cap, h);
-                g.task("values", AbsorbedAttention.class, "absorbedValues", scores, kv32, kv16, kv8, dt, oLat,
+                g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, h);
+                g.task("values", AbsorbedAttention::absorbedValues, scores, kv32, kv16, kv8, dt, oLat,
                         seqStart, batch, tokens, cap, h, dc, dr);
-                g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
+                g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
             }
             case TILED -> {
                 int parts = rows * h * opt.numSplits();
@@ -244,11 +244,11 @@ public final class MlaLayer implements AutoCloseable {
                 float[] sTile = g.scratch("s_tile", new float[checkedSize("tile scores", (long) parts * opt.tileSize())]);
                 float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
                 float[] lse = g.scratch("lse_split", new float[parts]);
-                g.task("absorb_q", Absorb.class, "absorbQuery", q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, kv8, dt, sTile, oPart, lse,
+                g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, lse,
                         seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), opt.numSplits());
-                g.task("combine", OnlineSoftmax.class, "combine", oPart, lse, oLat, rows, h, opt.numSplits(), dc);
-                g.task("unabsorb_v", Absorb.class, "unabsorbValue", oLat, wkvB, o, rows, h, dn, dv, dc);
+                g.task("combine", OnlineSoftmax::combine, oPart, lse, oLat, rows, h, opt.numSplits(), dc);
+                g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
             }
         }
 
@@ -256,9 +256,9 @@ public final class MlaLayer implements AutoCloseable {
 
     private static void project(KernelGraph g, String name, float[] x, float[] weight, float[] y, int rows, int in, int out) {
         if (rows == 1) {
-            g.task(name, Projections.class, "matVec", x, weight, y, in, out);
+            g.task(name, Projections::matVec, x, weight, y, in, out);
         } else {
-            g.task(name, Projections.class, "matMul", x, weight, y, rows, in, out);
+            g.task(name, Projections::matMul, x, weight, y, rows, in, out);
         }
     }
 

@@ -3,35 +3,55 @@ package org.tornadomla.fast;
 import org.tornadomla.MlaException;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.graph.KernelTable;
+import org.tornadomla.kernels.Absorb;
+import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.NaiveAttention;
+import org.tornadomla.kernels.OnlineSoftmax;
+import org.tornadomla.kernels.Projections;
+import org.tornadomla.kernels.Softmax;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.Arrays;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
- * reference kernels that have a fast version, and the reference kernels for the rest (the cheap ones:
- * norms, RoPE, cache append, combine). Results match the reference within float rounding (the sums are
- * taken in another order).
+ * reference kernels paired with them ({@link #kernels()}), and the reference kernels for the rest (the cheap
+ * ones: norms, RoPE, cache append). Results match the reference within float rounding (the sums are taken
+ * in another order). Holds no per-run state: one instance may serve several threads and layers.
  */
 public final class FastExecutor extends JvmExecutor {
-    /** Fast version per reference kernel; empty when there is none (looked up once per kernel, not per step). */
-    private final Map<Method, java.util.Optional<MethodHandle>> fast = new HashMap<>();
-    private final Map<String, Method> byName = new HashMap<>();
+    /**
+     * Each heavy reference kernel and its Vector API version (same parameters, checked at compile time). A
+     * holder class, so that a JVM without the Vector API module gets the constructor's message rather than
+     * a class-loading error.
+     */
+    private static final class Fast {
+        static final KernelTable KERNELS = new KernelTable()
+                .pair(Projections::matVec, VectorKernels::matVec)
+                .pair(Projections::matMul, VectorKernels::matMul)
+                .pair(Absorb::absorbQuery, VectorKernels::absorbQuery)
+                .pair(Absorb::unabsorbValue, VectorKernels::unabsorbValue)
+                .pair(AbsorbedAttention::absorbedScores, VectorKernels::absorbedScores)
+                .pair(Softmax::softmax, VectorKernels::softmax)
+                .pair(AbsorbedAttention::absorbedValues, VectorKernels::absorbedValues)
+                .pair(OnlineSoftmax::splitTiles, VectorKernels::splitTiles)
+                .pair(OnlineSoftmax::combine, VectorKernels::combine)
+                .pair(NaiveAttention::decompress, VectorKernels::decompress)
+                .pair(NaiveAttention::naiveScores, VectorKernels::naiveScores)
+                .pair(NaiveAttention::naiveValues, VectorKernels::naiveValues);
+
+        /** Method handles of the fast versions, made once. */
+        static final Map<Method, MethodHandle> HANDLES = handles(KERNELS);
+    }
 
     public FastExecutor() {
         if (!available()) {
             throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
                     + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
-        }
-        for (Method m : VectorKernels.class.getDeclaredMethods()) {
-            if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers()) && m.getReturnType() == void.class) {
-                byName.put(m.getName(), m);
-            }
         }
     }
 
@@ -40,22 +60,32 @@ public final class FastExecutor extends JvmExecutor {
         return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
     }
 
-    /** The fast version of a reference kernel (same name and parameters), or null. */
-    MethodHandle fastVersion(Method kernel) {
-        return fast.computeIfAbsent(kernel, k -> {
-            Method m = byName.get(k.getName());
-            if (m == null || !Arrays.equals(m.getParameterTypes(), k.getParameterTypes())) return java.util.Optional.empty();
+    /** The reference kernels java-fast replaces, each with its Vector API version. */
+    public static KernelTable kernels() {
+        if (!available()) throw new MlaException("the java-fast kernels need the JDK's Vector API (--add-modules jdk.incubator.vector)");
+        return Fast.KERNELS;
+    }
+
+    private static Map<Method, MethodHandle> handles(KernelTable table) {
+        Map<Method, MethodHandle> out = new LinkedHashMap<>();
+        table.pairs().forEach((ref, fast) -> {
             try {
-                return java.util.Optional.of(MethodHandles.publicLookup().unreflect(m));
+                out.put(ref, MethodHandles.publicLookup().unreflect(fast));
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
             }
-        }).orElse(null);
+        });
+        return Map.copyOf(out);
+    }
+
+    /** The fast version of a reference kernel, or null when it has none. */
+    MethodHandle fastVersion(Method kernel) {
+        return Fast.HANDLES.get(kernel);
     }
 
     @Override
     protected MethodHandle handle(KernelGraph.Task t) {
-        MethodHandle h = fastVersion(t.kernel());
+        MethodHandle h = Fast.HANDLES.get(t.kernel());
         return h != null ? h : t.handle();
     }
 

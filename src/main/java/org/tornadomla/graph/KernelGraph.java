@@ -5,7 +5,6 @@ import org.tornadomla.MlaException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -116,16 +115,97 @@ public final class KernelGraph {
     }
 
     /**
-     * Appends a task running the public static kernel {@code family.kernel} on {@code args}. The arguments
-     * are checked against the kernel's parameters here, so a wrong dataflow fails when the graph is built.
+     * Appends a task running {@code kernel}, a method reference such as {@code Rope::rotatePairs}, on the
+     * arguments that follow. The compiler checks the arguments' types against the kernel's parameters; here
+     * every array is checked to be a buffer of this graph, so a wrong dataflow fails when the graph is built.
      */
-    public KernelGraph task(String taskName, Class<?> family, String kernel, Object... args) {
-        Method m = find(family, kernel);
+    public <A> KernelGraph task(String name, KernelRef.K1<A> kernel, A a) {
+        return add(name, kernel, a);
+    }
+
+    public <A, B> KernelGraph task(String name, KernelRef.K2<A, B> kernel, A a, B b) {
+        return add(name, kernel, a, b);
+    }
+
+    public <A, B, C> KernelGraph task(String name, KernelRef.K3<A, B, C> kernel, A a, B b, C c) {
+        return add(name, kernel, a, b, c);
+    }
+
+    public <A, B, C, D> KernelGraph task(String name, KernelRef.K4<A, B, C, D> kernel, A a, B b, C c, D d) {
+        return add(name, kernel, a, b, c, d);
+    }
+
+    public <A, B, C, D, E> KernelGraph task(String name, KernelRef.K5<A, B, C, D, E> kernel, A a, B b, C c, D d, E e) {
+        return add(name, kernel, a, b, c, d, e);
+    }
+
+    public <A, B, C, D, E, F> KernelGraph task(String name, KernelRef.K6<A, B, C, D, E, F> kernel, A a, B b, C c, D d, E e, F f) {
+        return add(name, kernel, a, b, c, d, e, f);
+    }
+
+    public <A, B, C, D, E, F, G> KernelGraph task(String name, KernelRef.K7<A, B, C, D, E, F, G> kernel, A a, B b, C c, D d, E e, F f, G g) {
+        return add(name, kernel, a, b, c, d, e, f, g);
+    }
+
+    public <A, B, C, D, E, F, G, H> KernelGraph task(String name, KernelRef.K8<A, B, C, D, E, F, G, H> kernel, A a, B b, C c, D d, E e, F f, G g, H h) {
+        return add(name, kernel, a, b, c, d, e, f, g, h);
+    }
+
+    public <A, B, C, D, E, F, G, H, I> KernelGraph task(String name, KernelRef.K9<A, B, C, D, E, F, G, H, I> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J> KernelGraph task(String name, KernelRef.K10<A, B, C, D, E, F, G, H, I, J> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K> KernelGraph task(String name, KernelRef.K11<A, B, C, D, E, F, G, H, I, J, K> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L> KernelGraph task(String name, KernelRef.K12<A, B, C, D, E, F, G, H, I, J, K, L> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M> KernelGraph task(String name, KernelRef.K13<A, B, C, D, E, F, G, H, I, J, K, L, M> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N> KernelGraph task(String name, KernelRef.K14<A, B, C, D, E, F, G, H, I, J, K, L, M, N> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O> KernelGraph task(String name, KernelRef.K15<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P> KernelGraph task(String name, KernelRef.K16<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q> KernelGraph task(String name, KernelRef.K17<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R> KernelGraph task(String name, KernelRef.K18<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S> KernelGraph task(String name, KernelRef.K19<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r, S s) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s);
+    }
+
+    public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T> KernelGraph task(String name, KernelRef.K20<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r, S s, T t) {
+        return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t);
+    }
+
+    private KernelGraph add(String taskName, KernelRef kernel, Object... args) {
+        Method m = kernel.method();
         Class<?>[] params = m.getParameterTypes();
         String full = name + "." + taskName;
-        if (params.length != args.length) {
-            throw new MlaException("task " + full + ": " + family.getSimpleName() + "." + kernel + " takes " + params.length
-                    + " arguments, found " + args.length);
+        String kernelName = m.getDeclaringClass().getSimpleName() + "." + m.getName();
+        if (params.length != args.length) {   // the KN interfaces make this impossible from Java source; kept for reflection
+            throw new MlaException("task " + full + ": " + kernelName + " takes " + params.length + " arguments, found " + args.length);
         }
         for (int i = 0; i < params.length; i++) {
             Object a = args[i];
@@ -133,8 +213,9 @@ public final class KernelGraph {
             boolean ok = p.isArray() ? a != null && a.getClass() == p && byArray.containsKey(a)
                     : p == int.class ? a instanceof Integer : p == float.class ? a instanceof Float : false;
             if (!ok) {
-                throw new MlaException("task " + full + ": argument " + i + " must be " + (p.isArray() ? "a buffer of the graph of type " : "")
-                        + p.getSimpleName() + ", found " + (a == null ? "null" : a.getClass().getSimpleName()
+                throw new MlaException("task " + full + ": argument " + i + " (" + m.getParameters()[i].getName() + ") of "
+                        + kernelName + " must be " + (p.isArray() ? "a buffer of the graph of type " : "") + p.getSimpleName() + ", found "
+                        + (a == null ? "null" : a.getClass().getSimpleName()
                         + (a.getClass().isArray() && !byArray.containsKey(a) ? " that is not a buffer of the graph" : "")));
             }
         }
@@ -144,20 +225,8 @@ public final class KernelGraph {
         try {
             tasks.add(new Task(full, m, MethodHandles.publicLookup().unreflect(m), args.clone()));
         } catch (IllegalAccessException e) {
-            throw new MlaException("kernel " + family.getSimpleName() + "." + kernel + " is not accessible", e);
+            throw new MlaException("kernel " + kernelName + " is not accessible", e);
         }
         return this;
-    }
-
-    private static Method find(Class<?> family, String kernel) {
-        Method found = null;
-        for (Method m : family.getMethods()) {
-            if (m.getName().equals(kernel) && Modifier.isStatic(m.getModifiers()) && m.getReturnType() == void.class) {
-                if (found != null) throw new MlaException("kernel " + family.getSimpleName() + "." + kernel + " is overloaded");
-                found = m;
-            }
-        }
-        if (found == null) throw new MlaException("no kernel " + family.getSimpleName() + "." + kernel);
-        return found;
     }
 }

@@ -126,10 +126,10 @@ public final class Steps {
         g.state("cache", cache);
         float[] scores = g.scratch("scores", new float[h * t]);
         float[] o = g.output("o", new float[h * dv]);
-        g.task("scores", NaiveAttention.class, "naiveScores", q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
+        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
                 1, 1, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
-        g.task("softmax", Softmax.class, "softmax", scores, seqStart, 1, 1, t, h);
-        g.task("values", NaiveAttention.class, "naiveValues", scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
+        g.task("softmax", Softmax::softmax, scores, seqStart, 1, 1, t, h);
+        g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
         return new LadderStep.Built(g, o);
     }
 
@@ -156,7 +156,7 @@ public final class Steps {
         LatentCache cache = s.cache(dtype);
         g.state("cache", cache);
         if (ropeOnDevice) {
-            g.task("rope_q", Rope.class, "rotatePairs", q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
+            g.task("rope_q", Rope::rotatePairs, q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
                     c.qkRopeHeadDim(), seqStart, 1, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);
         }
         MlaLayer.addAttention(g, c, wkvB, cache, q, o, seqStart, 1, opt);

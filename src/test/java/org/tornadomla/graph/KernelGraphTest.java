@@ -24,22 +24,37 @@ class KernelGraphTest {
     void tasksAreCheckedAgainstTheKernelWhenTheGraphIsBuilt() {
         KernelGraph g = new KernelGraph("g");
         float[] x = g.input("x", new float[4]), w = g.weight("w", new float[8]), y = g.output("y", new float[2]);
-        assertEquals("task g.p: Projections.matVec takes 5 arguments, found 4",
-                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4)).getMessage());
-        assertEquals("task g.p: argument 1 must be a buffer of the graph of type float[], found float[] that is not a buffer of the graph",
-                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, new float[8], y, 4, 2)).getMessage());
-        assertEquals("task g.p: argument 3 must be int, found Float",
-                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4f, 2)).getMessage());
-        assertEquals("no kernel Projections.transpose",
-                assertThrows(MlaException.class, () -> g.task("p", Projections.class, "transpose")).getMessage());
+        // argument count and types are checked by the compiler (KernelRef.K5); arrays must be buffers of the graph
+        assertEquals("task g.p: argument 1 (w) of Projections.matVec must be a buffer of the graph of type float[], "
+                        + "found float[] that is not a buffer of the graph",
+                assertThrows(MlaException.class, () -> g.task("p", Projections::matVec, x, new float[8], y, 4, 2)).getMessage());
+        assertEquals("task g.p: argument 3 (in) of Projections.matVec must be int, found null",
+                assertThrows(MlaException.class, () -> g.task("p", Projections::matVec, x, w, y, null, 2)).getMessage());
         assertThrows(MlaException.class, () -> g.scratch("again", x));
-        g.task("p", Projections.class, "matVec", x, w, y, 4, 2);
-        assertThrows(MlaException.class, () -> g.task("p", Projections.class, "matVec", x, w, y, 4, 2));
+        g.task("p", Projections::matVec, x, w, y, 4, 2);
+        assertThrows(MlaException.class, () -> g.task("p", Projections::matVec, x, w, y, 4, 2));
         x[0] = 1;
         w[0] = 2;
         w[4] = 3;
         new JvmExecutor().execute(g);
         assertArrayEquals(new float[] {2, 3}, y);
+    }
+
+    @Test
+    void aKernelIsAMethodReferenceToAPublicStaticMethod() {
+        KernelGraph g = new KernelGraph("g");
+        float[] x = g.input("x", new float[4]);
+        KernelRef.K1<float[]> lambda = a -> a[0] = 1;
+        String m = assertThrows(MlaException.class, () -> g.task("l", lambda, x)).getMessage();
+        assertTrue(m.startsWith("a kernel must be a method reference to a public static method, such as Rope::rotatePairs; found a lambda"), m);
+        String p = assertThrows(MlaException.class, () -> g.task("p", KernelGraphTest::notPublicKernel, x)).getMessage();
+        assertEquals("kernel KernelGraphTest.notPublicKernel must be a public static void method of a public class", p);
+        assertEquals("rmsNorm", ((KernelRef.K7<float[], Integer, float[], float[], Integer, Integer, Float>) org.tornadomla.kernels.Norms::rmsNorm)
+                .method().getName());
+    }
+
+    static void notPublicKernel(float[] a) {
+        a[0] = 2;
     }
 
     @Test
