@@ -13,7 +13,7 @@ import uk.ac.manchester.tornado.api.math.TornadoMath;
  * all G heads as keys and values: scores (one (head, row) per thread), per-head online softmax, and
  * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in registers; at the
  * end oPart = acc / l, lse = m + ln l (empty split: 0 and NEG_INF). Limits ({@link #supports}): G = min(8, H)
- * divides H, d_c ≤ 512, d_c + d_r ≤ 640; local memory 41 KB, under every CUDA device's 48 KB. A
+ * divides H, d_c ≤ 512, d_c + d_r < 640; local memory 41 KB, under every CUDA device's 48 KB. A
  * KernelContext has no JVM run (its ids are 0 there): it is tested on the device against splitTiles.
  * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): 13.6 ms per decode step; no GPU yet.
  */
@@ -31,7 +31,7 @@ public final class FlashDecode {
     }
 
     public static boolean supports(int heads, int dc, int dr) {
-        return headsPerGroup(heads) > 0 && dc <= LOCAL * DIMS_PER_THREAD && dc + dr <= MAX_ROW;
+        return headsPerGroup(heads) > 0 && dc <= LOCAL * DIMS_PER_THREAD && dc + dr + 1 <= MAX_ROW;
     }
 
     /** Work-groups for a step: rows · splits · H/G; global size = that · {@link #LOCAL}. */
@@ -55,6 +55,7 @@ public final class FlashDecode {
         int lo = s * chunk;
         int hi = Math.min(len, lo + chunk);
         int w = dc + dr;
+        int ws = w + 1;   // local rows w + 1 apart: a warp reading one column of 8 rows hits 8 banks, not one
 
         float[] qs = ctx.allocateFloatLocalArray(MAX_GROUP * MAX_ROW);
         float[] tile = ctx.allocateFloatLocalArray(TILE * MAX_ROW);
@@ -68,7 +69,7 @@ public final class FlashDecode {
             int hh = i / w;
             int c = i % w;
             int rh = r * heads + g * group + hh;
-            qs[hh * w + c] = c < dc ? qLat[rh * dc + c] : q[rh * (dn + dr) + dn + c - dc];
+            qs[hh * ws + c] = c < dc ? qLat[rh * dc + c] : q[rh * (dn + dr) + dn + c - dc];
         }
         if (tid < group) {
             m[tid] = Softmax.NEG_INF;
@@ -83,7 +84,7 @@ public final class FlashDecode {
             int n = Math.min(TILE, hi - j0);
             // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads
             for (int i = tid; i < n * w; i += nThreads) {
-                tile[i] = CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0 + i / w, i % w, w, dc);
+                tile[(i / w) * ws + i % w] = CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0 + i / w, i % w, w, dc);
             }
             ctx.localBarrier();
             for (int i = tid; i < group * n; i += nThreads) {
@@ -91,7 +92,7 @@ public final class FlashDecode {
                 int jj = i % n;
                 float sc = 0f;
                 for (int c = 0; c < w; c++) {
-                    sc += qs[hh * w + c] * tile[jj * w + c];
+                    sc += qs[hh * ws + c] * tile[jj * ws + c];
                 }
                 p[hh * TILE + jj] = scale * sc;
             }
@@ -120,7 +121,7 @@ public final class FlashDecode {
                     if (c < dc) {
                         float v = acc[hh * DIMS_PER_THREAD + i] * alpha[hh];
                         for (int jj = 0; jj < n; jj++) {
-                            v += p[hh * TILE + jj] * tile[jj * w + c];
+                            v += p[hh * TILE + jj] * tile[jj * ws + c];
                         }
                         acc[hh * DIMS_PER_THREAD + i] = v;
                     }

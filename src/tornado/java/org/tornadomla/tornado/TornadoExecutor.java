@@ -4,14 +4,18 @@ import org.tornadomla.MlaException;
 import org.tornadomla.graph.DeviceResident;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.graph.KernelRef;
+import org.tornadomla.kernels.Absorb;
+import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.Norms;
 import org.tornadomla.kernels.OnlineSoftmax;
+import org.tornadomla.kernels.Projections;
+import org.tornadomla.kernels.Softmax;
 import uk.ac.manchester.tornado.api.GridScheduler;
 import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
-import uk.ac.manchester.tornado.api.KernelContext;
 import uk.ac.manchester.tornado.api.TaskGraph;
 import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
 import uk.ac.manchester.tornado.api.TornadoExecutionResult;
-import uk.ac.manchester.tornado.api.WorkerGrid1D;
 import uk.ac.manchester.tornado.api.common.TornadoDevice;
 import uk.ac.manchester.tornado.api.enums.DataTransferMode;
 import uk.ac.manchester.tornado.api.enums.ProfilerMode;
@@ -31,6 +35,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Runs {@link KernelGraph}s as TornadoVM task graphs: the same kernels, JIT-compiled by TornadoVM to OpenCL
@@ -67,8 +72,8 @@ public final class TornadoExecutor implements GraphExecutor {
     /**
      * @param deviceSpec    "backend:device" as {@code ./mla devices} lists them, or null for TornadoVM's default
      * @param profileOut    where to print per-task times after each execution, or null
-     * @param kernelContext run the TILED path's split_tiles task as {@link FlashDecode} (local-memory tiles)
-     *                      instead of the plain kernel, where the shapes allow it
+     * @param kernelContext run the {@link #SUBSTITUTIONS KernelContext kernels} (work-groups, local memory) in
+     *                      place of the plain kernels they replace, where the shapes allow it
      */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut, boolean kernelContext) {
         this.kernelContext = kernelContext;
@@ -115,6 +120,12 @@ public final class TornadoExecutor implements GraphExecutor {
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
     }
 
+    /** The kernel that task {@code taskId} of {@code graph} runs on the device (after the graph ran once), or null. */
+    public Method kernelOf(KernelGraph graph, String taskId) {
+        Plan plan = plans.get(graph);
+        return plan == null ? null : plan.kernels.get(taskId);
+    }
+
     @Override
     public void release(KernelGraph graph) {
         Plan plan = plans.remove(graph);
@@ -142,13 +153,16 @@ public final class TornadoExecutor implements GraphExecutor {
         final TornadoExecutionPlan execution;
         TornadoExecutionResult last;
         boolean ran;
+        /** The kernel each task runs, by task id (a KernelContext replacement or the graph's own). */
+        final Map<String, Method> kernels = new java.util.LinkedHashMap<>();
 
         Plan(KernelGraph g) {
             List<TaskCall> calls = new ArrayList<>();
             GridScheduler grids = new GridScheduler();
             for (KernelGraph.Task t : g.tasks()) {
-                TaskCall opt = kernelContext ? optimized(g, t, grids) : null;
+                TaskCall opt = kernelContext ? optimized(t, grids) : null;
                 calls.add(opt != null ? opt : new TaskCall(t.name(), t.id(), t.kernel(), t.args()));
+                kernels.put(t.id(), calls.getLast().kernel());
             }
             // transfer only what the tasks use (an optimized task may leave a plain kernel's scratch unused)
             Set<Object> used = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -187,25 +201,40 @@ public final class TornadoExecutor implements GraphExecutor {
     }
 
     /**
-     * The KernelContext replacement of a plain task, with its work-group grid, or null. Today: the TILED
-     * path's split_tiles as {@link FlashDecode#splitKv}, one work-group of {@link FlashDecode#LOCAL} threads per
-     * (row, split, head group).
+     * The KernelContext kernels that replace plain tasks when {@code kernelContext} is on: each is launched
+     * as work-groups sized for a GPU (coalesced weight and cache reads, enough groups at batch 1, local-memory
+     * tiles and reductions). Arguments are matched by parameter name and checked here, when the class loads.
      */
-    private static TaskCall optimized(KernelGraph g, KernelGraph.Task t, GridScheduler grids) {
-        if (!t.kernel().getName().equals("splitTiles") || t.kernel().getDeclaringClass() != OnlineSoftmax.class) return null;
-        Object[] a = t.args();
-        int batch = (Integer) a[10], tokens = (Integer) a[11], heads = (Integer) a[13], dr = (Integer) a[15], dc = (Integer) a[16];
-        int splits = (Integer) a[19];
-        if (!FlashDecode.supports(heads, dc, dr)) return null;
-        Object[] args = {new KernelContext(), a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[8], a[9], a[11], a[12], a[13],
-                FlashDecode.headsPerGroup(heads), a[14], a[15], a[16], a[17], a[19]};
-        WorkerGrid1D grid = new WorkerGrid1D(FlashDecode.groups(batch * tokens, splits, heads) * FlashDecode.LOCAL);
-        grid.setLocalWork(FlashDecode.LOCAL, 1, 1);
-        grids.addWorkerGrid(t.name(), grid);
-        for (Method m : FlashDecode.class.getMethods()) {
-            if (m.getName().equals("splitKv")) return new TaskCall(t.name(), t.id(), m, args);
+    static final List<Substitution> SUBSTITUTIONS = Stream.of(
+            Substitution.replace(KernelRef.of(Projections::matVec), KernelRef.of(GpuProjections::matVec))
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Projections::matMul), KernelRef.of(GpuProjections::matMul))
+                    .when(a -> a.i("rows") <= GpuProjections.MAX_ROWS)
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Absorb::unabsorbValue), KernelRef.of(GpuProjections::unabsorbValue))
+                    .grid(a -> a.i("heads") * a.i("dv"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Norms::rmsNorm), KernelRef.of(GpuNorms::rmsNorm))
+                    .grid(a -> a.i("rows"), GpuNorms.LOCAL),
+            Substitution.replace(KernelRef.of(Softmax::softmax), KernelRef.of(GpuAttention::softmax))
+                    .grid(a -> a.i("batch") * a.i("tokens") * a.i("heads"), GpuAttention.LOCAL),
+            Substitution.replace(KernelRef.of(AbsorbedAttention::absorbedScores), KernelRef.of(GpuAttention::absorbedScores))
+                    .when(a -> GpuAttention.supportsScores(a.i("dc"), a.i("dr")))
+                    .grid(a -> GpuAttention.scoreGroups(a.i("batch") * a.i("tokens"), a.i("capacity")), GpuAttention.LOCAL),
+            Substitution.replace(KernelRef.of(OnlineSoftmax::splitTiles), KernelRef.of(FlashDecode::splitKv))
+                    .when(a -> FlashDecode.supports(a.i("heads"), a.i("dc"), a.i("dr")))
+                    .extra("group", a -> FlashDecode.headsPerGroup(a.i("heads")))
+                    .grid(a -> FlashDecode.groups(a.i("batch") * a.i("tokens"), a.i("numSplits"), a.i("heads")), FlashDecode.LOCAL)
+    ).map(Substitution::check).toList();
+
+    /** The KernelContext task that replaces plain task {@code t} (with its grid added to {@code grids}), or null. */
+    private static TaskCall optimized(KernelGraph.Task t, GridScheduler grids) {
+        for (Substitution s : SUBSTITUTIONS) {
+            if (s.plain.equals(t.kernel())) {
+                Object[] args = s.arguments(t, grids);
+                return args == null ? null : new TaskCall(t.name(), t.id(), s.replacement, args);
+            }
         }
-        throw new IllegalStateException("FlashDecode.splitKv not found");
+        return null;
     }
 
     // ------------------------------------------------------------------ kernels as TornadoVM tasks
