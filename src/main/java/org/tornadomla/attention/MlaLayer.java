@@ -117,7 +117,9 @@ public final class MlaLayer implements AutoCloseable {
     private Step step(Shape shape) {
         Step s = steps.get(shape);
         if (s == null) {
-            s = buildGraph(shape.cache, shape.tokens, shape.opt);
+            AttentionOptions opt = shape.opt.resolved(shape.cache.batch() * shape.tokens, c.numHeads(), shape.cache.capacity(),
+                    executor.parallelism());
+            s = buildGraph(shape.cache, shape.tokens, opt);
             steps.put(shape, s);
             if (steps.size() > MAX_GRAPHS) {
                 var eldest = steps.entrySet().iterator().next();
@@ -203,7 +205,8 @@ public final class MlaLayer implements AutoCloseable {
     /**
      * Step 4 of the dataflow, the attention core: from the roped query q [rows, H, d_n+d_r] and the cache
      * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path. The benchmarks build a
-     * graph of this part alone.
+     * graph of this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
+     * executor here; resolve it for the executor that will run the graph first ({@link AttentionOptions#resolved}).
      */
     public static void addAttention(KernelGraph g, MlaConfig c, float[] wkvB, LatentCache cache, float[] q, float[] o,
                                     int[] seqStart, int tokens, AttentionOptions opt) {
@@ -238,7 +241,8 @@ public final class MlaLayer implements AutoCloseable {
                 g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
             }
             case TILED -> {
-                int parts = rows * h * opt.numSplits();
+                int splits = opt.splitsFor(rows, h, cap, 1);
+                int parts = rows * h * splits;
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] sTile = g.scratch("s_tile", new float[checkedSize("tile scores", (long) parts * opt.tileSize())]);
@@ -246,8 +250,8 @@ public final class MlaLayer implements AutoCloseable {
                 float[] lse = g.scratch("lse_split", new float[parts]);
                 g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
                 g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, lse,
-                        seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), opt.numSplits());
-                g.task("combine", OnlineSoftmax::combine, oPart, lse, oLat, rows, h, opt.numSplits(), dc);
+                        seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), splits);
+                g.task("combine", OnlineSoftmax::combine, oPart, lse, oLat, rows, h, splits, dc);
                 g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
             }
         }

@@ -71,19 +71,19 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("backend: %s%n", layer.device());
             out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);
             out.flush();
-            runPaths(out, layer, dtype);
+            runPaths(out, layer, dtype, executor.parallelism());
         }
         printFootprint(out, cfg);
         return 0;
     }
 
-    private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype) {
+    private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype, int parallelism) {
         SplittableRandom rnd = new SplittableRandom(seed + 1);
         float[] prompt = MlaWeights.gaussians(rnd, batch * prefill * hidden, 1);
         float[][] next = new float[steps][];
         for (int k = 0; k < steps; k++) next[k] = MlaWeights.gaussians(rnd, batch * hidden, 1);
 
-        out.printf("%-26s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
+        out.printf("%-30s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
         float[] reference = null;
         for (AttentionPath path : AttentionPath.values()) {
             AttentionOptions opt = kernel.options(path);
@@ -108,8 +108,10 @@ public final class DemoCommand implements Callable<Integer> {
                 for (int i = 0; i < all.length; i++) max = Math.max(max, Math.abs(all[i] - reference[i]));
                 diff = String.format("%.2e", max);
             }
-            String name = path == AttentionPath.TILED ? "tiled (Bc=" + kernel.tile + ", splits=" + kernel.splits + ")" : path.toString();
-            out.printf("%-26s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
+            String splits = kernel.splits == AttentionOptions.AUTO
+                    ? "auto " + opt.splitsFor(batch, layer.config().numHeads(), prefill + steps, parallelism) : "" + kernel.splits;
+            String name = path == AttentionPath.TILED ? "tiled (Bc=" + kernel.tile + ", splits " + splits + ")" : path.toString();
+            out.printf("%-30s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
             out.flush();
         }
         out.printf("(one run each, including JIT warm-up%s; use the benchmarks for timings to compare)%n%n",

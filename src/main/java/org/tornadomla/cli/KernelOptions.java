@@ -30,7 +30,8 @@ public final class KernelOptions {
     @Option(names = "--tile", defaultValue = "" + AttentionOptions.DEFAULT_TILE, description = "tiled path: tile size Bc (default: ${DEFAULT-VALUE})")
     int tile;
 
-    @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS, description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
+    @Option(names = "--splits", defaultValue = "" + AttentionOptions.DEFAULT_SPLITS,
+            description = "tiled path: KV splits, 0 = auto (enough to keep every core or multiprocessor busy; default: ${DEFAULT-VALUE})")
     int splits;
 
     /** The executor for --backend (or {@code dflt})/--device; --profile prints to {@code out}. */

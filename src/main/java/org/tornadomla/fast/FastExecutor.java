@@ -90,6 +90,11 @@ public final class FastExecutor extends JvmExecutor {
     }
 
     @Override
+    public int parallelism() {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    @Override
     public String device() {
         return "java-fast (Vector API " + VectorKernels.SPECIES.vectorBitSize() + "-bit, "
                 + Runtime.getRuntime().availableProcessors() + " threads)";

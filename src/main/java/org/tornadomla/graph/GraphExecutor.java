@@ -8,6 +8,14 @@ public interface GraphExecutor extends AutoCloseable {
     /** What ran the last graph, in words, e.g. "java (reference kernels, sequential)". */
     String device();
 
+    /**
+     * How many independent work items this executor runs at once (1 on the sequential JVM reference, the
+     * cores for java-fast, compute units × 2 on a TornadoVM device): what an automatic KV split count fills.
+     */
+    default int parallelism() {
+        return 1;
+    }
+
     /** Releases device resources of graphs that will not run again. */
     default void release(KernelGraph graph) {
     }

@@ -60,6 +60,7 @@ import java.util.stream.Stream;
 public final class TornadoExecutor implements GraphExecutor {
     private final TornadoDevice device;            // null: TornadoVM's default, and its -D<graph>.<task>.device mapping
     private final String deviceName;
+    private final int computeUnits;
     private final PrintWriter profileOut;
     private final boolean kernelContext;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
@@ -83,13 +84,21 @@ public final class TornadoExecutor implements GraphExecutor {
                     + "): a kernel that fails to compile must fail, not run in Java; see tornado-config/tornado.argfile");
         }
         this.device = deviceSpec == null ? null : TornadoDevices.resolve(deviceSpec);
-        this.deviceName = TornadoDevices.describe(device == null ? TornadoDevices.defaultDevice() : device);
+        TornadoDevice target = device == null ? TornadoDevices.defaultDevice() : device;
+        this.deviceName = TornadoDevices.describe(target);
+        this.computeUnits = Math.max(1, target.getPhysicalDevice().getDeviceMaxComputeUnits());
         this.profileOut = profileOut;
     }
 
     @Override
     public String device() {
         return "tornado " + deviceName;
+    }
+
+    /** Two work-groups per compute unit (an H200: 132 multiprocessors), so one can wait on memory while one computes. */
+    @Override
+    public int parallelism() {
+        return 2 * computeUnits;
     }
 
     @Override
