@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 import java.io.PrintWriter;
 
 /** The {@code mla} command line. Exit codes: 0 success, 2 bad input or usage (one line on stderr). */
-@Command(name = "mla", mixinStandardHelpOptions = true, version = "TornadoMLA 0.1.0",
+@Command(name = "mla", mixinStandardHelpOptions = true, versionProvider = MlaCommand.Version.class,
         description = "DeepSeek-V3 Multi-head Latent Attention on the JVM and on TornadoVM devices.",
         subcommands = {DemoCommand.class, RunLayerCommand.class, BenchCommand.class, KvMemoryCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CommandLine.HelpCommand.class})
 public final class MlaCommand implements Runnable {
@@ -41,6 +41,15 @@ public final class MlaCommand implements Runnable {
             return BAD_INPUT;
         });
         return cl;
+    }
+
+    /** The version in the jar's manifest (the POM's version), for {@code mla --version}. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = MlaCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"TornadoMLA " + (v == null ? "(version unknown: not run from a jar)" : v)};
+        }
     }
 
     public static void main(String[] args) {
