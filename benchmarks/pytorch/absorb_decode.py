@@ -6,7 +6,7 @@ java-fast backend (`./mla bench`, DecodeCoreBenchmark).
 Usage: /usr/bin/python3 benchmarks/pytorch/absorb_decode.py [--heads 128] [--context 4096] [--batch 1]
        [--threads N] [--seconds 5]
 Prints ms per step (median of the timed runs), GB/s of latent read and GFLOP/s with the same formulas as
-`./mla bench` (DESIGN.md section 1.3).
+`./mla bench` (docs/design.md §1.3).
 """
 import argparse, os, statistics, time
 import torch

@@ -5,7 +5,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.weights.MlaWeights;
 
 /**
- * An independent double-precision MLA layer written straight from DESIGN.md §1 and DeepSeek's
+ * An independent double-precision MLA layer written straight from docs/design.md §1 and DeepSeek's
  * {@code attn_impl = "naive"}: one sequence, a prefill of T tokens at positions 0 … T−1, K and V
  * decompressed for every token, RoPE on complex pairs with its own YaRN frequencies. Shares no code with
  * the library except the weight arrays.

@@ -25,7 +25,7 @@ public final class TestData {
 
     /**
      * YaRN with a non-trivial ramp (L0 = 64, d_r = 8) and mscale ≠ mscale_all_dim, so HF's cos/sin multiplier
-     * is not 1; max_position_embeddings > original as DESIGN.md §1.1 asks of test configs.
+     * is not 1; max_position_embeddings > original as docs/design.md §1.1 asks of test configs.
      */
     public static MlaConfig yarn() {
         return new MlaConfig(40, 2, 24, 16, 8, 8, 8, 10000, 1e-6, 1024, 2,

@@ -4,7 +4,7 @@ import org.tornadomla.MlaException;
 
 import java.util.Locale;
 
-/** The three equivalent ways to attend over the latent cache (DESIGN.md §1, step 5). */
+/** The three equivalent ways to attend over the latent cache (docs/design.md §1, step 5). */
 public enum AttentionPath {
     /** Decompress K and V of every cached token with kv_b_proj, then ordinary attention. */
     NAIVE,

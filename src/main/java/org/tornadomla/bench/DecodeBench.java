@@ -141,7 +141,7 @@ public final class DecodeBench {
         return (double) s.batch() * s.context() * s.dtype().bytesPerToken(512, 64);
     }
 
-    /** FLOPs per step: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (DESIGN.md §1.3). */
+    /** FLOPs per step: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (docs/design.md §1.3). */
     public static double flops(Shape s) {
         double h = s.heads(), t = s.context();
         return s.batch() * (2 * h * t * (512 + 64) + 2 * h * t * 512 + 2 * h * 512 * (128 + 128));

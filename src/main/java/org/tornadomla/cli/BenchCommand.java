@@ -103,7 +103,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%n",
                 shapes.size(), executors.size());
-        out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per DESIGN.md §1.3%n%n");
+        out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3%n%n");
         String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
         if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
         out.println(header);

@@ -15,7 +15,7 @@ import java.util.Locale;
 
 /**
  * The attention geometry of one DeepSeek MLA layer, with Hugging Face {@code config.json} names.
- * Symbols of DESIGN.md: D = hiddenSize, H = numHeads, r_q = qLoraRank (0: plain q_proj), d_c = kvLoraRank,
+ * Symbols of docs/design.md: D = hiddenSize, H = numHeads, r_q = qLoraRank (0: plain q_proj), d_c = kvLoraRank,
  * d_n = qkNopeHeadDim, d_r = qkRopeHeadDim, d_v = vHeadDim.
  *
  * @param ropeScaling null when the config has no rope_scaling
@@ -68,7 +68,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         return qLoraRank > 0;
     }
 
-    /** s = (d_n + d_r)^(-1/2), times mscale² under YaRN (DESIGN.md §1.2). */
+    /** s = (d_n + d_r)^(-1/2), times mscale² under YaRN (docs/design.md §1.2). */
     public double softmaxScale() {
         double s = 1.0 / Math.sqrt(qkHeadDim());
         return ropeScaling == null ? s : s * ropeScaling.softmaxScaleFactor();

@@ -2,7 +2,7 @@ package org.tornadomla.config;
 
 /**
  * The RoPE frequency table f_i (i &lt; d_r/2) of a config, with YaRN applied as DeepSeek's Hugging Face
- * modelling code does (DESIGN.md §1.1), and the cos/sin multiplier HF uses under YaRN.
+ * modelling code does (docs/design.md §1.1), and the cos/sin multiplier HF uses under YaRN.
  */
 public final class RopeFrequencies {
     private RopeFrequencies() {

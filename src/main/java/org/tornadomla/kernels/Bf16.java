@@ -2,7 +2,7 @@ package org.tornadomla.kernels;
 
 /**
  * bfloat16 ↔ float with integer and float arithmetic only, so that TornadoVM can compile it
- * ({@code Float.intBitsToFloat} cannot be used in kernel arithmetic, DESIGN.md §2).
+ * ({@code Float.intBitsToFloat} cannot be used in kernel arithmetic, docs/design.md §2).
  *
  * <p>A bf16 value is the top 16 bits of a float: sign, 8-bit exponent e, 7-bit mantissa m. Its value is
  * (128 + m)·2^(e−134) for e &gt; 0 and m·2^(−133) for e = 0. Powers of two come from the table

@@ -68,7 +68,7 @@ public final class CacheOps {
                 int row = b * tokens + t;
                 int slot = b * capacity + seqStart[b] + t;
                 if (seqStart[b] < 0) {
-                    // never taken: TornadoVM does not copy in an array a kernel only writes (DESIGN.md §2), so
+                    // never taken: TornadoVM does not copy in an array a kernel only writes (docs/design.md §2), so
                     // this read keeps the rows already cached when the cache comes from the host
                     ckv[row * dc] = f32[slot] + bf16[slot] + int8[slot];
                 }

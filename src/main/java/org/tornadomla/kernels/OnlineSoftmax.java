@@ -9,7 +9,7 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * (FlashDecoding). The latent tile is read for the scores (as K) and again for the weighted sum (as V);
  * the KernelContext version of the TornadoVM backend keeps it in local memory for both.
  *
- * <p>Accumulators are fp32 and normalised once, at the end of a split (DESIGN.md §1.4).
+ * <p>Accumulators are fp32 and normalised once, at the end of a split (docs/design.md §1.4).
  *
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, reference / java-fast /
  * TornadoVM-PoCL ms per decode step; {@link NaiveAttention} and {@link AbsorbedAttention} have steps 1–4):

@@ -3,7 +3,7 @@
  * with {@code @Parallel} loops. On the JVM they run sequentially and are the CPU reference; TornadoVM
  * compiles the same bytecode to OpenCL or PTX.
  *
- * <p>Rules every kernel here follows (DESIGN.md §2): no allocation, exceptions, recursion or virtual calls;
+ * <p>Rules every kernel here follows (docs/design.md §2): no allocation, exceptions, recursion or virtual calls;
  * only static calls to other methods of this package and {@code Math}; {@code @Parallel} loops start at 0
  * with stride 1; anything that changes between executions of one compiled graph (start positions,
  * context lengths) is read from an {@code int[]}, shape constants are scalars; no

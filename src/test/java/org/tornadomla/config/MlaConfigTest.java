@@ -28,7 +28,7 @@ class MlaConfigTest {
 
     @Test
     void softmaxScalesOfThePresets() {
-        // DESIGN.md §1.2: V3 0.135234, V2-Lite 0.114721
+        // docs/design.md §1.2: V3 0.135234, V2-Lite 0.114721
         // V3: 192^(−1/2)·(0.1·ln 40 + 1)² = 0.0721688·1.368888² = 0.135234
         assertEquals(0.135234, MlaConfig.deepseekV3().softmaxScale(), 1e-6);
         // V2-Lite: 0.0721688·(0.1·0.707·ln 40 + 1)² = 0.0721688·1.260804² = 0.114721

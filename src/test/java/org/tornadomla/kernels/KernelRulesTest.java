@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Checks the bytecode of every kernel class against the rules TornadoVM imposes (DESIGN.md §2), so a
+ * Checks the bytecode of every kernel class against the rules TornadoVM imposes (docs/design.md §2), so a
  * kernel that would not compile under TornadoVM fails here, without TornadoVM.
  */
 class KernelRulesTest {

@@ -251,7 +251,7 @@ public final class TornadoExecutor implements GraphExecutor {
     /**
      * Adds a task for a kernel {@link Method}: a {@code TornadoFunctions.TaskN} instance made by
      * {@link LambdaMetafactory} whose {@code apply} unboxes the scalars and calls the kernel statically,
-     * which is the shape of lambda TornadoVM resolves to the kernel it compiles (DESIGN.md §2).
+     * which is the shape of lambda TornadoVM resolves to the kernel it compiles (docs/design.md §2).
      */
     private static void addTask(TaskGraph tg, TaskCall t) {
         Method kernel = t.kernel();

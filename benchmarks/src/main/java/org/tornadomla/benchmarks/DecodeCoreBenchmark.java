@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * One decode step of the attention core (absorb_q … unabsorb_v over the latent cache), DeepSeek-V3 latent
  * geometry. Throughput mode, so the score is decode steps per second (ms per step = 1000 / score) and the
- * aux counters are rates: {@code gbLatent} = GB/s of latent read, {@code gflop} = GFLOP/s (DESIGN.md §1.3).
+ * aux counters are rates: {@code gbLatent} = GB/s of latent read, {@code gflop} = GFLOP/s (docs/design.md §1.3).
  * Setup (cache fill, weights, TornadoVM plan and its compilation by one warm step) is never timed.
  */
 @BenchmarkMode(Mode.Throughput)
