@@ -16,6 +16,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
 
 /**
  * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
@@ -48,11 +50,57 @@ public final class FastExecutor extends JvmExecutor {
         static final Map<Method, MethodHandle> HANDLES = handles(KERNELS);
     }
 
+    /** Where the kernels' parallel loops run: null for the JVM's common ForkJoin pool. */
+    private final ForkJoinPool pool;
+    /** Whether {@link #close()} shuts the pool down (it was made here). */
+    private final boolean ownsPool;
+
+    /** On the JVM's common ForkJoin pool (as many workers as cores, shared with other parallel streams). */
     public FastExecutor() {
+        this(null, false);
+    }
+
+    /** On a pool of its own with {@code threads} workers, shut down by {@link #close()}. */
+    public FastExecutor(int threads) {
+        this(newPool(threads), true);
+    }
+
+    /** On the caller's pool (left running by {@link #close()}): the kernels' parallel loops use its workers. */
+    public FastExecutor(ForkJoinPool pool) {
+        this(java.util.Objects.requireNonNull(pool, "pool"), false);
+    }
+
+    private FastExecutor(ForkJoinPool pool, boolean ownsPool) {
         if (!available()) {
+            if (ownsPool) pool.shutdown();
             throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
                     + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
         }
+        this.pool = pool;
+        this.ownsPool = ownsPool;
+    }
+
+    private static ForkJoinPool newPool(int threads) {
+        if (threads < 1 || threads > 32767) throw new MlaException("java-fast threads must be 1 … 32767, found " + threads);
+        return new ForkJoinPool(threads);
+    }
+
+    /**
+     * Runs the graph; with a pool of its own or the caller's, from inside that pool, where parallel streams
+     * (the kernels' parallel loops) run on the pool's workers.
+     */
+    @Override
+    public void execute(KernelGraph graph, long[] taskNanos) {
+        if (pool == null || ForkJoinTask.getPool() == pool) {
+            super.execute(graph, taskNanos);
+        } else {
+            pool.invoke(ForkJoinTask.adapt(() -> super.execute(graph, taskNanos)));
+        }
+    }
+
+    @Override
+    public void close() {
+        if (ownsPool) pool.shutdown();
     }
 
     /** Whether this JVM was started with the Vector API module. */
@@ -91,12 +139,11 @@ public final class FastExecutor extends JvmExecutor {
 
     @Override
     public int parallelism() {
-        return Runtime.getRuntime().availableProcessors();
+        return pool != null ? pool.getParallelism() : Runtime.getRuntime().availableProcessors();
     }
 
     @Override
     public String device() {
-        return "java-fast (Vector API " + VectorKernels.SPECIES.vectorBitSize() + "-bit, "
-                + Runtime.getRuntime().availableProcessors() + " threads)";
+        return "java-fast (Vector API " + VectorKernels.SPECIES.vectorBitSize() + "-bit, " + parallelism() + " threads)";
     }
 }

@@ -13,7 +13,10 @@ import org.tornadomla.weights.MlaWeights;
 import java.util.ArrayList;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** java-fast against the reference kernels: every path and cache dtype, prefill then decode steps, ≤ 1e-4. */
@@ -45,6 +48,32 @@ class FastExecutorTest {
                 }
             }
         }
+    }
+
+    @Test
+    void runsOnTheCallersPoolOrItsOwn() {
+        MlaConfig c = blocked();
+        MlaWeights w = MlaWeights.random(c, 4);
+        java.util.concurrent.atomic.AtomicInteger made = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ForkJoinPool pool = new java.util.concurrent.ForkJoinPool(3, p -> {
+            made.incrementAndGet();
+            return java.util.concurrent.ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
+        }, null, false);
+        float[] x = TestData.gaussian(3, 2 * 9 * c.hiddenSize());
+        AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
+        float[] expected = new MlaLayer(w).forward(new MlaLayer(w).newCache(2, 16, CacheDtype.F32), x, 9, opt);
+        try (FastExecutor callers = new FastExecutor(pool); FastExecutor own = new FastExecutor(2)) {
+            assertEquals(3, callers.parallelism());
+            assertEquals(2, own.parallelism());
+            for (FastExecutor f : List.of(callers, own)) {
+                MlaLayer layer = new MlaLayer(w, f);
+                TestData.assertClose(expected, layer.forward(layer.newCache(2, 16, CacheDtype.F32), x, 9, opt), 1e-4, f.device());
+            }
+        }
+        assertTrue(made.get() >= 1, "the kernels ran on the caller's pool");
+        assertFalse(pool.isShutdown(), "a caller's pool is left running");
+        pool.shutdown();
+        assertThrows(org.tornadomla.MlaException.class, () -> new FastExecutor(0));
     }
 
     @Test
