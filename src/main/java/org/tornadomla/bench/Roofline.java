@@ -4,7 +4,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
-import java.util.stream.IntStream;
+
 
 /**
  * This machine's limits as Java sees them: FMA throughput (Vector API, independent accumulators, all
@@ -33,35 +33,86 @@ public final class Roofline {
         return best;
     }
 
-    /** GFLOP/s of fused multiply-adds on registers, every core, for about {@code ms}. */
+    /**
+     * GFLOP/s of fused multiply-adds on registers, every core, for about {@code ms}: each thread calls
+     * {@link #fmaBlock} (24 independent chains, enough to keep two FMA ports busy through their latency)
+     * until the time is up. The block is a method of its own so that the JIT compiles it whole, not as an
+     * on-stack replacement of a long loop (which measured half the rate here).
+     */
     static double fmaRun(int threads, long ms) {
-        long iters = 1L << 22;
-        long t0 = System.nanoTime();
-        double[] sink = new double[threads];
+        for (int w = 0; w < 20_000; w++) fmaBlock(64, w);    // compiled by the JIT before the clock starts
         long[] done = new long[threads];
-        IntStream.range(0, threads).parallel().forEach(t -> {
-            FloatVector a0 = FloatVector.broadcast(S, 1f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-            FloatVector a8 = a0, a9 = a0, a10 = a0, a11 = a0;
-            FloatVector m = FloatVector.broadcast(S, 0.9999999f), c = FloatVector.broadcast(S, 1e-7f);
-            long n = 0;
+        float[] sink = new float[threads];
+        double seconds = onEveryCore(threads, t -> {
             long end = System.nanoTime() + ms * 1_000_000;
+            long n = 0;
+            float s = 0;
             while (System.nanoTime() < end) {
-                for (long i = 0; i < iters / 64; i++) {
-                    a0 = a0.fma(m, c); a1 = a1.fma(m, c); a2 = a2.fma(m, c); a3 = a3.fma(m, c);
-                    a4 = a4.fma(m, c); a5 = a5.fma(m, c); a6 = a6.fma(m, c); a7 = a7.fma(m, c);
-                    a8 = a8.fma(m, c); a9 = a9.fma(m, c); a10 = a10.fma(m, c); a11 = a11.fma(m, c);
-                }
-                n += iters / 64;
+                s += fmaBlock(FMA_ITERS, t);
+                n += FMA_ITERS;
             }
             done[t] = n;
-            sink[t] = a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7).add(a8).add(a9).add(a10).add(a11)
-                    .reduceLanes(VectorOperators.ADD);
+            sink[t] = s;
         });
-        double seconds = (System.nanoTime() - t0) / 1e9;
         long total = 0;
         for (long d : done) total += d;
-        if (Double.isNaN(sink[0])) throw new IllegalStateException();
-        return total * 12.0 * 2 * S.length() / seconds / 1e9;
+        if (Float.isNaN(sink[0])) throw new IllegalStateException();
+        return total * FMA_CHAINS * 2.0 * S.length() / seconds / 1e9;
+    }
+
+    /**
+     * Runs body(t) for t = 0 … threads−1, each on a thread of its own, all released together; returns the
+     * seconds from the release until the last one finished. (A parallel stream may run two parts one after
+     * the other on one thread, which halved the measured peak in some runs.)
+     */
+    static double onEveryCore(int threads, java.util.function.IntConsumer body) {
+        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(threads);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        Thread[] ts = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            ts[t] = new Thread(() -> {
+                ready.countDown();
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                body.accept(id);
+            }, "roofline-" + t);
+            ts[t].start();
+        }
+        try {
+            ready.await();
+            long t0 = System.nanoTime();
+            go.countDown();
+            for (Thread t : ts) t.join();
+            return (System.nanoTime() - t0) / 1e9;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while measuring", e);
+        }
+    }
+
+    private static final int FMA_ITERS = 1 << 16, FMA_CHAINS = 24;
+
+    /** {@code iters} rounds of 24 independent vector FMAs; returns a sum so that nothing is optimised away. */
+    static float fmaBlock(int iters, int seed) {
+        FloatVector m = FloatVector.broadcast(S, 0.9999999f), c = FloatVector.broadcast(S, 1e-7f);
+        FloatVector a0 = FloatVector.broadcast(S, seed), a1 = a0.add(1), a2 = a0.add(2), a3 = a0.add(3), a4 = a0.add(4), a5 = a0.add(5);
+        FloatVector a6 = a0.add(6), a7 = a0.add(7), a8 = a0.add(8), a9 = a0.add(9), a10 = a0.add(10), a11 = a0.add(11);
+        FloatVector b0 = a0.add(12), b1 = a0.add(13), b2 = a0.add(14), b3 = a0.add(15), b4 = a0.add(16), b5 = a0.add(17);
+        FloatVector b6 = a0.add(18), b7 = a0.add(19), b8 = a0.add(20), b9 = a0.add(21), b10 = a0.add(22), b11 = a0.add(23);
+        for (int i = 0; i < iters; i++) {     // an int counter: with a long one the JIT's loop measured 13 % slower
+            a0 = a0.fma(m, c); a1 = a1.fma(m, c); a2 = a2.fma(m, c); a3 = a3.fma(m, c); a4 = a4.fma(m, c); a5 = a5.fma(m, c);
+            a6 = a6.fma(m, c); a7 = a7.fma(m, c); a8 = a8.fma(m, c); a9 = a9.fma(m, c); a10 = a10.fma(m, c); a11 = a11.fma(m, c);
+            b0 = b0.fma(m, c); b1 = b1.fma(m, c); b2 = b2.fma(m, c); b3 = b3.fma(m, c); b4 = b4.fma(m, c); b5 = b5.fma(m, c);
+            b6 = b6.fma(m, c); b7 = b7.fma(m, c); b8 = b8.fma(m, c); b9 = b9.fma(m, c); b10 = b10.fma(m, c); b11 = b11.fma(m, c);
+        }
+        FloatVector sum = a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7).add(a8).add(a9).add(a10).add(a11)
+                .add(b0).add(b1).add(b2).add(b3).add(b4).add(b5).add(b6).add(b7).add(b8).add(b9).add(b10).add(b11);
+        return sum.reduceLanes(VectorOperators.ADD);
     }
 
     /** GB/s reading 256 MiB per thread with vector loads. */
@@ -73,20 +124,21 @@ public final class Roofline {
             java.util.Arrays.fill(data[t], 1f);
         }
         double[] sink = new double[threads];
-        long t0 = System.nanoTime();
-        IntStream.range(0, threads).parallel().forEach(t -> {
-            float[] a = data[t];
-            FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
-            for (int i = 0; i <= n - 4 * S.length(); i += 4 * S.length()) {
-                s0 = s0.add(FloatVector.fromArray(S, a, i));
-                s1 = s1.add(FloatVector.fromArray(S, a, i + S.length()));
-                s2 = s2.add(FloatVector.fromArray(S, a, i + 2 * S.length()));
-                s3 = s3.add(FloatVector.fromArray(S, a, i + 3 * S.length()));
-            }
-            sink[t] = s0.add(s1).add(s2).add(s3).reduceLanes(VectorOperators.ADD);
-        });
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        if (sink[0] != (double) n) throw new IllegalStateException("read benchmark summed " + sink[0]);
+        for (int w = 0; w < 3; w++) sink[0] += sum(data[0], 1 << 16);   // compiled before the clock starts
+        double seconds = onEveryCore(threads, t -> sink[t] = sum(data[t], n));
+        if (sink[threads - 1] != (double) n) throw new IllegalStateException("read benchmark summed " + sink[threads - 1]);
         return (double) threads * n * 4 / seconds / 1e9;
+    }
+
+    /** The sum of a[0 … n) with four vector accumulators. */
+    private static double sum(float[] a, int n) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        for (int i = 0; i <= n - 4 * S.length(); i += 4 * S.length()) {
+            s0 = s0.add(FloatVector.fromArray(S, a, i));
+            s1 = s1.add(FloatVector.fromArray(S, a, i + S.length()));
+            s2 = s2.add(FloatVector.fromArray(S, a, i + 2 * S.length()));
+            s3 = s3.add(FloatVector.fromArray(S, a, i + 3 * S.length()));
+        }
+        return s0.add(s1).add(s2).add(s3).reduceLanes(VectorOperators.ADD);
     }
 }
