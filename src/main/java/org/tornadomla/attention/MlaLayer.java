@@ -165,9 +165,9 @@ public final class MlaLayer implements AutoCloseable {
         float[] y = g.output("y", new float[rows * d]);
         float[] freq = g.weight("invFreq", invFreq);
         g.state("cache", cache);
-        float[] kv32 = cache.f32();
-        short[] kv16 = cache.bf16();
-        byte[] kv8 = cache.int8();
+        float[] kv32 = cache.floats();
+        short[] kv16 = cache.halves();
+        byte[] kv8 = cache.bytes();
         float[] wkvB = g.weight("kv_b_proj", w.wkvB);
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
@@ -214,9 +214,9 @@ public final class MlaLayer implements AutoCloseable {
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
         final float scale = (float) c.softmaxScale();
-        float[] kv32 = cache.f32();
-        short[] kv16 = cache.bf16();
-        byte[] kv8 = cache.int8();
+        float[] kv32 = cache.floats();
+        short[] kv16 = cache.halves();
+        byte[] kv8 = cache.bytes();
         switch (opt.path()) {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);

@@ -1,22 +1,22 @@
 package org.tornadomla.cache;
 
 import org.tornadomla.MlaException;
-import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.CacheLayout;
 
 import java.util.Locale;
 
 /** How the latent cache stores its numbers. Attention math is fp32 whatever the storage. */
 public enum CacheDtype {
     /** 4 bytes per number. */
-    F32(CacheOps.F32, 4),
+    F32(CacheLayout.F32, 4),
     /** 2 bytes per number: raw bfloat16 patterns, rounded to nearest even. */
-    BF16(CacheOps.BF16, 2),
+    BF16(CacheLayout.BF16, 2),
     /** 1 byte per number plus one fp32 scale per token for the latent and one for the rope part. */
-    INT8(CacheOps.INT8, 1),
+    INT8(CacheLayout.INT8, 1),
     /** FlashMLA's layout: e4m3 latent with an fp32 scale per 128 numbers, bf16 rope part (656 B/token for V3). */
-    FP8(CacheOps.FP8, 1);
+    FP8(CacheLayout.FP8, 1);
 
-    /** The code kernels take ({@link CacheOps#F32}, {@link CacheOps#BF16}). */
+    /** The code kernels take ({@link CacheLayout#F32} … {@link CacheLayout#FP8}). */
     public final int code;
     public final int bytes;
 
@@ -32,14 +32,9 @@ public enum CacheDtype {
         throw new MlaException("unknown cache dtype '" + s + "' (expected f32, bf16, int8 or fp8)");
     }
 
-    /** Bytes stored per token for a latent of d_c and a rope part of d_r, scales included. */
+    /** Bytes stored per token for a latent of d_c and a rope part of d_r, scales included ({@link CacheLayout}). */
     public long bytesPerToken(int dc, int dr) {
-        return switch (this) {
-            case F32 -> 4L * (dc + dr);
-            case BF16 -> 2L * (dc + dr);
-            case INT8 -> dc + dr + 8L;
-            case FP8 -> dc + 4L * ((dc + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK) + 2L * dr;
-        };
+        return CacheLayout.bytesPerToken(code, dc, dr);
     }
 
     @Override

@@ -2,6 +2,7 @@ package org.tornadomla.cache;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.weights.DType;
 import org.tornadomla.weights.SafeTensorsFile;
 import org.tornadomla.weights.SafeTensorsWriter;
@@ -97,8 +98,9 @@ public final class CacheFiles {
                 TensorInfo v = f.info(vn), sc = f.info("kv_cache_scales");
                 if (v == null || sc == null) throw new MlaException(file + ": expected tensors " + vn + " and kv_cache_scales");
                 boolean fp8 = cache.dtype() == CacheDtype.FP8;
-                v.requireShape(n, fp8 ? config.kvLoraRank() : config.cacheWidth());
-                sc.requireShape(n, fp8 ? (config.kvLoraRank() + 127) / 128 : 2);
+                int code = cache.dtype().code;
+                v.requireShape(n, CacheLayout.quantisedValuesPerToken(code, config.kvLoraRank(), config.qkRopeHeadDim()));
+                sc.requireShape(n, CacheLayout.scalesPerToken(code, config.kvLoraRank()));
                 float[] rope = new float[0];
                 if (fp8) {
                     TensorInfo pe = f.info("pe_cache");

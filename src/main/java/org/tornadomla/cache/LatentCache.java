@@ -4,6 +4,7 @@ import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.DeviceResident;
 import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.CacheRows;
 
@@ -12,9 +13,9 @@ import java.util.Arrays;
 /**
  * The MLA cache of one layer for a batch of sequences: per token only the normalised latent c_kv
  * (kv_lora_rank numbers, DeepSeek's {@code kv_cache}) and the roped shared key k_pe (qk_rope_head_dim
- * numbers, {@code pe_cache}), in interleaved rope order. Contiguous, one array [batch, capacity,
- * d_c + d_r] whose token rows are [c_kv | k_pe] (FlashMLA's layout); capacity fixed at creation; each
- * sequence has its own length.
+ * numbers, {@code pe_cache}), in interleaved rope order. Contiguous: sequence b's token t is slot
+ * b·capacity + t, a row [c_kv | k_pe] (FlashMLA's layout) stored as {@link CacheLayout} says for the dtype;
+ * capacity fixed at creation; each sequence has its own length.
  *
  * <p>Appending is done by the layer's cache-append kernel; {@link #checkRoom} runs first, so a request
  * that does not fit fails before anything is written and leaves the cache as it was.
@@ -25,9 +26,9 @@ public final class LatentCache implements DeviceResident {
     private final int kvLoraRank;
     private final int ropeDim;
     private final CacheDtype dtype;
-    // storage as CacheOps describes it: f32 values / bf16 table / int8 scales, bf16 bits, int8 values; unused: 1 element
-    private final float[] f32;
-    private final short[] bf16;
+    // storage as CacheLayout describes it: the 32-, 16- and 8-bit parts
+    private final float[] floats;
+    private final short[] halves;
     private final byte[] bytes;
     private final int[] lengths;
     // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
@@ -37,33 +38,23 @@ public final class LatentCache implements DeviceResident {
     public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
         if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
         if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
-        if (dtype == null) throw new MlaException("cache dtype must be f32, bf16 or int8, found null");
+        if (dtype == null) throw new MlaException("cache dtype must be f32, bf16, int8 or fp8, found null");
         this.batch = batch;
         this.capacity = capacity;
         this.kvLoraRank = config.kvLoraRank();
         this.ropeDim = config.qkRopeHeadDim();
         this.dtype = dtype;
-        long size = (long) batch * capacity * (kvLoraRank + ropeDim);
-        if (size > Integer.MAX_VALUE - 8)
+        int code = dtype.code;
+        long slots = (long) batch * capacity;
+        long largest = Math.max(CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim),
+                Math.max(CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim), CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)));
+        if (largest > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
-                    + " × " + (kvLoraRank + ropeDim) + " = " + size + " numbers (max " + (Integer.MAX_VALUE - 8) + ")");
-        int slots = batch * capacity;
-        f32 = switch (dtype) {
-            case F32 -> new float[(int) size];
-            case BF16 -> Bf16.POW2.clone();
-            case INT8 -> new float[2 * slots];
-            case FP8 -> java.util.Arrays.copyOf(Bf16.POW2, CacheOps.TABLE + slots * ((kvLoraRank + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK));
-        };
-        bf16 = new short[switch (dtype) {
-            case BF16 -> (int) size;
-            case FP8 -> slots * ropeDim;
-            default -> 1;
-        }];
-        bytes = new byte[switch (dtype) {
-            case INT8 -> (int) size;
-            case FP8 -> slots * kvLoraRank;
-            default -> 1;
-        }];
+                    + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
+        floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
+        if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.POW2, 0, floats, 0, CacheLayout.TABLE);
+        halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];
+        bytes = new byte[(int) CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)];
         lengths = new int[batch];
     }
 
@@ -95,7 +86,7 @@ public final class LatentCache implements DeviceResident {
 
     /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
     public long bytesPerToken() {
-        return dtype.bytesPerToken(kvLoraRank, ropeDim);
+        return CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim);
     }
 
     /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
@@ -132,7 +123,7 @@ public final class LatentCache implements DeviceResident {
 
     @Override
     public Object[] arrays() {
-        return new Object[] {f32, bf16, bytes};
+        return new Object[] {floats, halves, bytes};
     }
 
     @Override
@@ -171,7 +162,7 @@ public final class LatentCache implements DeviceResident {
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
         for (int t = 0; t < n; t++) {
-            CacheRows.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, f32, bf16, bytes, dtype.code, b * capacity + t,
+            CacheRows.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, floats, halves, bytes, dtype.code, b * capacity + t,
                     kvLoraRank, ropeDim);
         }
         lengths[b] = n;
@@ -188,9 +179,9 @@ public final class LatentCache implements DeviceResident {
     public Quantised quantised(int b) {
         int vpt = valuesPerToken(), spt = scalesPerToken(), n = length(b);
         toHost();
-        int s0 = dtype == CacheDtype.FP8 ? CacheOps.TABLE : 0;
+        int s0 = CacheLayout.firstScaleIndex(dtype.code, b * capacity, kvLoraRank);
         return new Quantised(java.util.Arrays.copyOfRange(bytes, b * capacity * vpt, (b * capacity + n) * vpt),
-                java.util.Arrays.copyOfRange(f32, s0 + b * capacity * spt, s0 + (b * capacity + n) * spt),
+                java.util.Arrays.copyOfRange(floats, s0, s0 + n * spt),
                 dtype == CacheDtype.FP8 ? ropeKey(b) : new float[0], vpt, spt);
     }
 
@@ -206,25 +197,21 @@ public final class LatentCache implements DeviceResident {
         }
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         toHost();
-        int s0 = dtype == CacheDtype.FP8 ? CacheOps.TABLE : 0;
         System.arraycopy(values, 0, bytes, b * capacity * vpt, values.length);
-        System.arraycopy(scales, 0, f32, s0 + b * capacity * spt, scales.length);
+        System.arraycopy(scales, 0, floats, CacheLayout.firstScaleIndex(dtype.code, b * capacity, kvLoraRank), scales.length);
         for (int i = 0; i < (dtype == CacheDtype.FP8 ? rope.length : 0); i++) {
-            bf16[b * capacity * ropeDim + i] = Bf16Bits.encode(rope[i]);
+            halves[CacheLayout.fp8RopeIndex(b * capacity, i, ropeDim)] = Bf16Bits.encode(rope[i]);
         }
         lengths[b] = n;
     }
 
     private int valuesPerToken() {
-        return switch (dtype) {
-            case INT8 -> kvLoraRank + ropeDim;
-            case FP8 -> kvLoraRank;
-            default -> throw new MlaException("quantised storage asked of a " + dtype + " cache");
-        };
+        if (dtype != CacheDtype.INT8 && dtype != CacheDtype.FP8) throw new MlaException("quantised storage asked of a " + dtype + " cache");
+        return CacheLayout.quantisedValuesPerToken(dtype.code, kvLoraRank, ropeDim);
     }
 
     private int scalesPerToken() {
-        return dtype == CacheDtype.INT8 ? 2 : (kvLoraRank + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK;
+        return CacheLayout.scalesPerToken(dtype.code, kvLoraRank);
     }
 
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
@@ -243,27 +230,27 @@ public final class LatentCache implements DeviceResident {
         float[] out = new float[n * width];
         for (int t = 0; t < n; t++) {
             for (int i = 0; i < width; i++) {
-                out[t * width + i] = CacheOps.load(f32, bf16, bytes, dtype.code, b * capacity + t, offset + i,
+                out[t * width + i] = CacheOps.load(floats, halves, bytes, dtype.code, b * capacity + t, offset + i,
                         kvLoraRank + ropeDim, kvLoraRank);
             }
         }
         return out;
     }
 
-    /** f32 storage for kernels: the values (F32), the bf16 decoding table (BF16) or the scales (INT8). */
-    public float[] f32() {
+    /** The 32-bit part, for kernels: F32 values, or the decoding table and scales ({@link CacheLayout}). */
+    public float[] floats() {
         toHost();
-        return f32;
+        return floats;
     }
 
-    /** bf16 storage for kernels: raw bf16 patterns (BF16) or a 1-element placeholder. */
-    public short[] bf16() {
+    /** The 16-bit part, for kernels: BF16 values, or FP8's bf16 rope part, else a 1-element placeholder. */
+    public short[] halves() {
         toHost();
-        return bf16;
+        return halves;
     }
 
-    /** int8 storage for kernels: the values (INT8) or a 1-element placeholder. */
-    public byte[] int8() {
+    /** The 8-bit part, for kernels: INT8 values, or FP8's e4m3 latent, else a 1-element placeholder. */
+    public byte[] bytes() {
         toHost();
         return bytes;
     }

@@ -7,6 +7,7 @@ import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.Softmax;
 
@@ -87,30 +88,29 @@ public final class VectorKernels {
      * INT8 (convert, times the slot's scale of each part).
      */
     private static int rows(float[] kv32, short[] bf16, byte[] int8, int dtype, int slot, int n, int w, int dc, float[] buf) {
-        if (dtype == CacheOps.F32) return slot * w;
-        if (dtype == CacheOps.FP8) {
+        if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, 0, w);
+        if (dtype == CacheLayout.FP8) {
             // e4m3 → float by its bits: a normal number is sign | (e + 120) << 23 | m << 20, a subnormal m·2^−9
             // (as Fp8.decode computes it), times the block's scale; the rope part is bf16, the top half of a float
-            int nb = (dc + CacheOps.FP8_BLOCK - 1) / CacheOps.FP8_BLOCK;
             FloatVector twoToMinus9 = FloatVector.broadcast(SPECIES, 1f / 512);
             for (int t = 0; t < n; t++) {
                 int s = slot + t, to = t * w, i = 0;
-                for (; i <= dc - L && (i % CacheOps.FP8_BLOCK) + L <= CacheOps.FP8_BLOCK; i += L) {
-                    IntVector v = (IntVector) ByteVector.fromArray(BYTES, int8, s * dc + i).convertShape(VectorOperators.B2I, INTS, 0);
+                for (; i <= dc - L && (i % CacheLayout.FP8_BLOCK) + L <= CacheLayout.FP8_BLOCK; i += L) {
+                    IntVector v = (IntVector) ByteVector.fromArray(BYTES, int8, CacheLayout.fp8LatentIndex(s, i, dc)).convertShape(VectorOperators.B2I, INTS, 0);
                     IntVector mag = v.and(0x7F), e = mag.lanewise(VectorOperators.LSHR, 3), m = mag.and(7);
                     FloatVector normal = e.add(120).lanewise(VectorOperators.LSHL, 23).or(m.lanewise(VectorOperators.LSHL, 20)).reinterpretAsFloats();
                     FloatVector sub = ((FloatVector) m.convert(VectorOperators.I2F, 0)).mul(twoToMinus9);
                     FloatVector val = normal.blend(sub, e.eq(0).cast(SPECIES));
                     val = val.reinterpretAsInts().or(v.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats();
-                    val.mul(kv32[CacheOps.TABLE + s * nb + i / CacheOps.FP8_BLOCK]).intoArray(buf, to + i);
+                    val.mul(kv32[CacheLayout.fp8ScaleIndex(s, i, dc)]).intoArray(buf, to + i);
                 }
-                for (; i < dc; i++) buf[to + i] = E4M3[int8[s * dc + i] & 0xFF] * kv32[CacheOps.TABLE + s * nb + i / CacheOps.FP8_BLOCK];
-                for (int k = 0; k < w - dc; k++) buf[to + dc + k] = Float.intBitsToFloat((bf16[s * (w - dc) + k] & 0xFFFF) << 16);
+                for (; i < dc; i++) buf[to + i] = E4M3[int8[CacheLayout.fp8LatentIndex(s, i, dc)] & 0xFF] * kv32[CacheLayout.fp8ScaleIndex(s, i, dc)];
+                for (int k = 0; k < w - dc; k++) buf[to + dc + k] = Float.intBitsToFloat((bf16[CacheLayout.fp8RopeIndex(s, k, w - dc)] & 0xFFFF) << 16);
             }
             return 0;
         }
-        if (dtype == CacheOps.BF16) {
-            int from = slot * w, count = n * w, i = 0;
+        if (dtype == CacheLayout.BF16) {
+            int from = CacheLayout.valueIndex(slot, 0, w), count = n * w, i = 0;   // consecutive slots are adjacent
             for (; i <= count - L; i += L) {
                 ((IntVector) ShortVector.fromArray(SHORTS, bf16, from + i).convertShape(VectorOperators.S2I, INTS, 0))
                         .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(buf, i);
@@ -119,10 +119,10 @@ public final class VectorKernels {
             return 0;
         }
         for (int t = 0; t < n; t++) {
-            int s = slot + t, from = s * w, to = t * w;
+            int s = slot + t, from = CacheLayout.valueIndex(s, 0, w), to = t * w;
             for (int part = 0; part < 2; part++) {
                 int lo = part == 0 ? 0 : dc, hi = part == 0 ? dc : w;
-                float scale = kv32[2 * s + part];
+                float scale = kv32[CacheLayout.int8ScaleIndex(s, part)];
                 FloatVector vs = FloatVector.broadcast(SPECIES, scale);
                 int i = lo;
                 for (; i <= hi - L; i += L) {
@@ -197,10 +197,10 @@ public final class VectorKernels {
                 peOff[hh] = rh * (dn + dr) + dn;
                 sOff[hh] = rh * capacity;
             }
-            float[] buf = dtype != CacheOps.F32 ? rowBuffer(ROWS * w) : null;
+            float[] buf = dtype != CacheLayout.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, nj, dc, dr, scores, sOff, j0, scale);
             }
@@ -312,10 +312,10 @@ public final class VectorKernels {
                 aOff[hh] = (r * heads + h0 + hh) * dc;
             }
             java.util.Arrays.fill(oLat, aOff[0], aOff[0] + nh * dc, 0f);
-            float[] buf = dtype != CacheOps.F32 ? rowBuffer(ROWS * w) : null;
+            float[] buf = dtype != CacheLayout.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
                 valueTile(probs, pOff, j0, nh, src, off, w, nj, dc, oLat, aOff);
             }
@@ -384,10 +384,10 @@ public final class VectorKernels {
                 java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
                 m[hh] = Softmax.NEG_INF;
             }
-            float[] buf = dtype != CacheOps.F32 ? rowBuffer(tileSize * w) : null;
+            float[] buf = dtype != CacheLayout.F32 ? rowBuffer(tileSize * w) : null;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
                 int n = Math.min(tileSize, hi - j0);
-                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
@@ -448,8 +448,8 @@ public final class VectorKernels {
         IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
             int b = bj / capacity, j = bj % capacity;
             if (j >= seqStart[b] + tokens) return;
-            float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
-            float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+            float[] buf = dtype != CacheLayout.F32 ? rowBuffer(w) : null;
+            float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
             int off = rows(kvF32, kvBf16, kvInt8, dtype, bj, 1, w, dc, buf);
             for (int o = 0; o < width; o++) kvFull[bj * width + o] = dot(wkvB, o * dc, src, off, dc);
         });
@@ -461,9 +461,9 @@ public final class VectorKernels {
         int width = heads * (dn + dv), w = dc + dr;
         IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
             int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
-            float[] buf = dtype != CacheOps.F32 ? rowBuffer(w) : null;
+            float[] buf = dtype != CacheLayout.F32 ? rowBuffer(w) : null;
             for (int j = 0; j < len; j++) {
-                float[] src = dtype != CacheOps.F32 ? buf : kvF32;
+                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, 1, w, dc, buf);
                 float s = dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
                         + dot(q, rh * (dn + dr) + dn, src, off + dc, dr);

@@ -1,13 +1,12 @@
 package org.tornadomla.kernels;
 
-import static org.tornadomla.kernels.CacheOps.BF16;
-import static org.tornadomla.kernels.CacheOps.FP8;
-import static org.tornadomla.kernels.CacheOps.FP8_BLOCK;
-import static org.tornadomla.kernels.CacheOps.INT8;
-import static org.tornadomla.kernels.CacheOps.TABLE;
+import static org.tornadomla.kernels.CacheLayout.BF16;
+import static org.tornadomla.kernels.CacheLayout.FP8;
+import static org.tornadomla.kernels.CacheLayout.FP8_BLOCK;
+import static org.tornadomla.kernels.CacheLayout.INT8;
 
 /**
- * Writing one token's row into the cache in each storage format ({@link CacheOps} describes the layout):
+ * Writing one token's row into the cache in each storage format ({@link CacheLayout} describes the layout):
  * f32 as is, bf16 rounded to nearest even, int8 with a per-token scale per part, fp8 e4m3 with a scale per
  * 128 latent numbers. Kernel-safe helpers, inlined into {@link CacheOps#append}.
  *
@@ -26,32 +25,31 @@ public final class CacheRows {
      * even. The host's way to fill a cache; {@link CacheOps#append} calls the per-dtype helpers itself (TornadoVM
      * inlines a method only up to 600 graph nodes, and this dispatcher with all three is larger).
      */
-    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
+    public static void writeRow(float[] lat, int latOff, float[] pe, int peOff, float[] floats, short[] halves, byte[] bytes,
                                 int dtype, int slot, int dc, int dr) {
         if (dtype == FP8) {
-            writeRowFp8(lat, latOff, pe, peOff, f32, bf16, int8, slot, dc, dr);
+            writeRowFp8(lat, latOff, pe, peOff, floats, halves, bytes, slot, dc, dr);
         } else if (dtype == INT8) {
-            writeRowInt8(lat, latOff, pe, peOff, f32, int8, slot, dc, dr);
+            writeRowInt8(lat, latOff, pe, peOff, floats, bytes, slot, dc, dr);
         } else {
-            writeRowFloat(lat, latOff, pe, peOff, f32, bf16, dtype, slot, dc, dr);
+            writeRowFloat(lat, latOff, pe, peOff, floats, halves, dtype, slot, dc, dr);
         }
     }
 
-    public static void writeRowFloat(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, int dtype,
-                              int slot, int dc, int dr) {
-        int dst = slot * (dc + dr);
+    public static void writeRowFloat(float[] lat, int latOff, float[] pe, int peOff, float[] floats, short[] halves, int dtype,
+                                     int slot, int dc, int dr) {
         for (int i = 0; i < dc + dr; i++) {
             float v = i < dc ? lat[latOff + i] : pe[peOff + i - dc];
+            int at = CacheLayout.valueIndex(slot, i, dc + dr);
             if (dtype == BF16) {
-                bf16[dst + i] = Bf16.encode(v, f32);
+                halves[at] = Bf16.encode(v, floats);
             } else {
-                f32[dst + i] = v;
+                floats[at] = v;
             }
         }
     }
 
-    public static void writeRowInt8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, byte[] int8, int slot, int dc, int dr) {
-        int dst = slot * (dc + dr);
+    public static void writeRowInt8(float[] lat, int latOff, float[] pe, int peOff, float[] floats, byte[] bytes, int slot, int dc, int dr) {
         float maxLat = 0f;
         float maxPe = 0f;
         for (int i = 0; i < dc; i++) {
@@ -60,20 +58,20 @@ public final class CacheRows {
         for (int i = 0; i < dr; i++) {
             maxPe = Math.max(maxPe, Math.abs(pe[peOff + i]));
         }
-        f32[2 * slot] = maxLat / 127f;
-        f32[2 * slot + 1] = maxPe / 127f;
+        floats[CacheLayout.int8ScaleIndex(slot, 0)] = maxLat / 127f;
+        floats[CacheLayout.int8ScaleIndex(slot, 1)] = maxPe / 127f;
         float invLat = maxLat > 0f ? 127f / maxLat : 0f;
         float invPe = maxPe > 0f ? 127f / maxPe : 0f;
         for (int i = 0; i < dc + dr; i++) {
             float q = i < dc ? lat[latOff + i] * invLat : pe[peOff + i - dc] * invPe;
             int r = (int) (q >= 0f ? q + 0.5f : q - 0.5f);
-            int8[dst + i] = (byte) Math.max(-127, Math.min(127, r));
+            bytes[CacheLayout.valueIndex(slot, i, dc + dr)] = (byte) Math.max(-127, Math.min(127, r));
         }
     }
 
-    public static void writeRowFp8(float[] lat, int latOff, float[] pe, int peOff, float[] f32, short[] bf16, byte[] int8,
-                            int slot, int dc, int dr) {
-        int nb = (dc + FP8_BLOCK - 1) / FP8_BLOCK;
+    public static void writeRowFp8(float[] lat, int latOff, float[] pe, int peOff, float[] floats, short[] halves, byte[] bytes,
+                                   int slot, int dc, int dr) {
+        int nb = CacheLayout.fp8Blocks(dc);
         for (int blk = 0; blk < nb; blk++) {
             int lo = blk * FP8_BLOCK;
             int hi = Math.min(dc, lo + FP8_BLOCK);
@@ -81,14 +79,14 @@ public final class CacheRows {
             for (int i = lo; i < hi; i++) {
                 amax = Math.max(amax, Math.abs(lat[latOff + i]));
             }
-            f32[TABLE + slot * nb + blk] = amax / Fp8.MAX;
+            floats[CacheLayout.fp8ScaleIndex(slot, lo, dc)] = amax / Fp8.MAX;
             float inv = amax > 0f ? Fp8.MAX / amax : 0f;
             for (int i = lo; i < hi; i++) {
-                int8[slot * dc + i] = Fp8.encode(lat[latOff + i] * inv, f32);
+                bytes[CacheLayout.fp8LatentIndex(slot, i, dc)] = Fp8.encode(lat[latOff + i] * inv, floats);
             }
         }
         for (int i = 0; i < dr; i++) {
-            bf16[slot * dr + i] = Bf16.encode(pe[peOff + i], f32);
+            halves[CacheLayout.fp8RopeIndex(slot, i, dr)] = Bf16.encode(pe[peOff + i], floats);
         }
     }
 }

@@ -118,7 +118,7 @@ public final class Steps {
         int h = s.heads, t = s.context, dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
         LatentCache cache = s.cache(CacheDtype.F32);
         float[] kvFull = new float[t * h * (dn + dv)];
-        NaiveAttention.decompress(cache.f32(), cache.bf16(), cache.int8(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
+        NaiveAttention.decompress(cache.floats(), cache.halves(), cache.bytes(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
         KernelGraph g = new KernelGraph("ladder1");
         float[] q = g.input("q", s.qRoped.clone());
         int[] seqStart = g.input("seqStart", s.seqStart());
@@ -126,7 +126,7 @@ public final class Steps {
         g.state("cache", cache);
         float[] scores = g.scratch("scores", new float[h * t]);
         float[] o = g.output("o", new float[h * dv]);
-        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.f32(), cache.bf16(), cache.int8(), 0, scores, seqStart,
+        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.floats(), cache.halves(), cache.bytes(), 0, scores, seqStart,
                 1, 1, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
         g.task("softmax", Softmax::softmax, scores, seqStart, 1, 1, t, h);
         g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);

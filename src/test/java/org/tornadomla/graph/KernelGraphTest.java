@@ -72,7 +72,7 @@ class KernelGraphTest {
         assertEquals("prefill", prefill.name());
         assertTrue(prefill.tasks().stream().anyMatch(t -> t.name().equals("prefill.decompress")));
         assertEquals(List.of(cache), prefill.states());
-        assertEquals(KernelGraph.Role.STATE, prefill.buffer(cache.f32()).role());
+        assertEquals(KernelGraph.Role.STATE, prefill.buffer(cache.floats()).role());
         assertEquals(KernelGraph.Role.WEIGHT, prefill.buffer(layer.weights().wkvB).role());
     }
 }

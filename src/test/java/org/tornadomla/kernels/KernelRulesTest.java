@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kernel that would not compile under TornadoVM fails here, without TornadoVM.
  */
 class KernelRulesTest {
-    static final List<Class<?>> KERNEL_CLASSES = List.of(Norms.class, Projections.class, Rope.class, Absorb.class,
+    static final List<Class<?>> KERNEL_CLASSES = List.of(Norms.class, Projections.class, Rope.class, Absorb.class, CacheLayout.class,
             CacheOps.class, CacheRows.class, NaiveAttention.class, AbsorbedAttention.class, Softmax.class, OnlineSoftmax.class, Bf16.class, Fp8.class);
     static final ClassDesc PARALLEL = ClassDesc.of("uk.ac.manchester.tornado.api.annotations.Parallel");
     /** Kernel-safe helpers that only host code calls (kernels call their parts directly). */

@@ -127,9 +127,9 @@ public class KernelsTest {
         float[] f32 = new float[B * CAP * W], scales = new float[2 * B * CAP];
         short[] bf16 = new short[B * CAP * W];
         byte[] int8 = new byte[B * CAP * W];
-        CacheOps.append(ckv, kvA, f32, new short[1], new byte[1], CacheOps.F32, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, POW2, bf16, new byte[1], CacheOps.BF16, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, scales, new short[1], int8, CacheOps.INT8, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, f32, new short[1], new byte[1], CacheLayout.F32, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, POW2, bf16, new byte[1], CacheLayout.BF16, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, scales, new short[1], int8, CacheLayout.INT8, SEQ_START, B, T, CAP, DC, DR);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
                 int t = j - SEQ_START[b], slot = b * CAP + j;
@@ -141,8 +141,8 @@ public class KernelsTest {
                     String at = " at b=" + b + " j=" + j + " i=" + i;
                     assertEquals(row[i], f32[idx], 0f, "f32 cache" + at);
                     assertEquals(Bf16Bits.encode(row[i]), bf16[idx], "bf16 cache" + at);
-                    assertEquals(Bf16Bits.decode(bf16[idx]), CacheOps.load(POW2, bf16, new byte[1], CacheOps.BF16, slot, i, W, DC), 0f, at);
-                    assertEquals(q8[i], CacheOps.load(scales, new short[1], int8, CacheOps.INT8, slot, i, W, DC), 1e-7, "int8 cache" + at);
+                    assertEquals(Bf16Bits.decode(bf16[idx]), CacheOps.load(POW2, bf16, new byte[1], CacheLayout.BF16, slot, i, W, DC), 0f, at);
+                    assertEquals(q8[i], CacheOps.load(scales, new short[1], int8, CacheLayout.INT8, slot, i, W, DC), 1e-7, "int8 cache" + at);
                 }
             }
         }
@@ -153,7 +153,7 @@ public class KernelsTest {
     void naivePathKernels() {
         float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
         float[] kvFull = new float[B * CAP * H * (DN + DV)];
-        NaiveAttention.decompress(cache, new short[1], new byte[1], CacheOps.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        NaiveAttention.decompress(cache, new short[1], new byte[1], CacheLayout.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
         int wd = H * (DN + DV);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
@@ -166,7 +166,7 @@ public class KernelsTest {
         }
         float scale = 0.3f;
         float[] scores = new float[B * T * H * CAP];
-        NaiveAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        NaiveAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheLayout.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
         double[] p = new double[scores.length];
         for (int r = 0; r < B * T; r++) {
             int b = r / T;
@@ -236,9 +236,9 @@ public class KernelsTest {
         float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
         float scale = 0.4f;
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        AbsorbedAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
+        AbsorbedAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
         Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
-        AbsorbedAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheOps.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        AbsorbedAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheLayout.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
     }
 
@@ -251,7 +251,7 @@ public class KernelsTest {
         for (int[] ts : tilings) {
             int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
             float[] sTile = new float[parts * bc], oPart = new float[parts * DC], lse = new float[parts], oLat = new float[B * T * H * DC];
-            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheOps.F32, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
             OnlineSoftmax.combine(oPart, lse, oLat, B * T, H, splits, DC);
             assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
         }
@@ -291,7 +291,7 @@ public class KernelsTest {
             bits[i] = Bf16Bits.encode(values[i]);
             rounded[i] = Bf16Bits.decode(bits[i]);
         }
-        quantisedReadsAreTheDecodedValues(CacheOps.BF16, POW2, bits, new byte[1], rounded);
+        quantisedReadsAreTheDecodedValues(CacheLayout.BF16, POW2, bits, new byte[1], rounded);
     }
 
     @Test
@@ -301,23 +301,23 @@ public class KernelsTest {
         byte[] bytes = new byte[values.length];
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
-            CacheRows.writeRow(values, slot * W, values, slot * W + DC, scales, new short[1], bytes, CacheOps.INT8, slot, DC, DR);
+            CacheRows.writeRow(values, slot * W, values, slot * W + DC, scales, new short[1], bytes, CacheLayout.INT8, slot, DC, DR);
             double[] e = int8Expected(java.util.Arrays.copyOfRange(values, slot * W, slot * W + W), DC);
             for (int i = 0; i < W; i++) decoded[slot * W + i] = (float) e[i];
         }
-        quantisedReadsAreTheDecodedValues(CacheOps.INT8, scales, new short[1], bytes, decoded);
+        quantisedReadsAreTheDecodedValues(CacheLayout.INT8, scales, new short[1], bytes, decoded);
     }
 
     @Test
     void fp8CacheReadsAreTheDecodedValues() {
         float[] values = cache();
         int nb = (DC + 127) / 128;
-        float[] f32 = java.util.Arrays.copyOf(POW2, CacheOps.TABLE + B * CAP * nb);
+        float[] f32 = java.util.Arrays.copyOf(POW2, CacheLayout.TABLE + B * CAP * nb);
         short[] rope = new short[B * CAP * DR];
         byte[] lat = new byte[B * CAP * DC];
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
-            CacheRows.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheOps.FP8, slot, DC, DR);
+            CacheRows.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheLayout.FP8, slot, DC, DR);
             // expected, computed here: per block of 128, scale = max|x|/448, nearest e4m3 of x/scale, times scale
             double amax = 0;
             for (int i = 0; i < DC; i++) amax = Math.max(amax, Math.abs(values[slot * W + i]));
@@ -327,9 +327,9 @@ public class KernelsTest {
         }
         for (int slot = 0; slot < B * CAP; slot++) {
             for (int i = 0; i < W; i++) {
-                assertEquals(decoded[slot * W + i], CacheOps.load(f32, rope, lat, CacheOps.FP8, slot, i, W, DC), 1e-6, "slot " + slot + " col " + i);
+                assertEquals(decoded[slot * W + i], CacheOps.load(f32, rope, lat, CacheLayout.FP8, slot, i, W, DC), 1e-6, "slot " + slot + " col " + i);
             }
         }
-        quantisedReadsAreTheDecodedValues(CacheOps.FP8, f32, rope, lat, decoded);
+        quantisedReadsAreTheDecodedValues(CacheLayout.FP8, f32, rope, lat, decoded);
     }
 }

@@ -1,12 +1,12 @@
 package org.tornadomla.tornado;
 
 import org.junit.jupiter.api.Test;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
 import org.tornadomla.TestData;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
-import org.tornadomla.kernels.Bf16;
-import org.tornadomla.kernels.CacheOps;
-import org.tornadomla.kernels.CacheRows;
 import org.tornadomla.kernels.OnlineSoftmax;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,24 +22,19 @@ class FlashDecodeTest {
 
     @Test
     void matchesThePlainKernelOverChangingContexts() {
-        for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16, CacheOps.INT8, CacheOps.FP8}) {
-            float[] kv = TestData.gaussian(1, B * CAP * W);
-            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.POW2.clone()
-                    : dtype == CacheOps.INT8 ? new float[2 * B * CAP] : java.util.Arrays.copyOf(Bf16.POW2, CacheOps.TABLE + B * CAP * (DC / 128));
-            short[] kv16 = new short[dtype == CacheOps.BF16 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DR : 1];
-            byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DC : 1];
-            if (dtype != CacheOps.F32) {
-                for (int slot = 0; slot < B * CAP; slot++) {
-                    CacheRows.writeRow(kv, slot * W, kv, slot * W + DC, kv32, kv16, kv8, dtype, slot, DC, DR);
-                }
-            }
+        MlaConfig c = new MlaConfig(64, H, 0, DC, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
+        for (CacheDtype dt : CacheDtype.values()) {
+            int dtype = dt.code;
+            LatentCache cache = new LatentCache(c, B, CAP, dt);
+            for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(1 + b, CAP * DC), TestData.gaussian(5 + b, CAP * DR));
+            float[] kv32 = cache.floats();
+            short[] kv16 = cache.halves();
+            byte[] kv8 = cache.bytes();
             KernelGraph g = new KernelGraph("attn");
             float[] qLat = g.input("q_lat", TestData.gaussian(2, B * T * H * DC));
             float[] q = g.input("q", TestData.gaussian(3, B * T * H * (DN + DR)));
             int[] seqStart = g.input("seqStart", new int[B]);
-            g.weight("kv32", kv32);
-            g.weight("kv16", kv16);
-            g.weight("kv8", kv8);
+            g.state("cache", cache);
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
             float[] lse = g.scratch("lse", new float[B * T * H * SPLITS]);

@@ -110,7 +110,7 @@ class GpuKernelsTest {
             int[] seqStart = g.input("seqStart", new int[batch]);
             g.state("cache", cache);
             float[] scores = g.output("scores", new float[rows * heads * cap]);
-            g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, cache.f32(), cache.bf16(), cache.int8(), dt.code, scores,
+            g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, cache.floats(), cache.halves(), cache.bytes(), dt.code, scores,
                     seqStart, batch, tokens, cap, heads, dn, dr, dc, 0.05f);
             g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, heads);
             for (int[] st : new int[][] {{0, 3}, {17, 0}, {cap - tokens, 20}}) {

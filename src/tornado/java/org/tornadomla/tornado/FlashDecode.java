@@ -13,7 +13,7 @@ import uk.ac.manchester.tornado.api.math.TornadoMath;
  * all G heads as keys and values: scores (one (head, row) per thread), per-head online softmax, and
  * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in registers; at the
  * end oPart = acc / l, lse = m + ln l (empty split: 0 and NEG_INF). Limits ({@link #supports}): G = min(8, H)
- * divides H, d_c ≤ 512, d_c + d_r < 640; local memory 41 KB, under every CUDA device's 48 KB. A
+ * divides H, d_c ≤ 512, d_c + d_r &lt; 640; local memory 41 KB, under every CUDA device's 48 KB. A
  * KernelContext has no JVM run (its ids are 0 there): it is tested on the device against splitTiles.
  * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): 13.6 ms per decode step; no GPU yet.
  */
