@@ -1,6 +1,6 @@
 package org.tornadomla;
 
-import org.tornadomla.cache.Bf16Bits;
+import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.weights.MlaWeights;
 

@@ -5,6 +5,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.DeviceResident;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.CacheRows;
 

@@ -7,7 +7,7 @@ package org.tornadomla.kernels;
  * <p>A bf16 value is the top 16 bits of a float: sign, 8-bit exponent e, 7-bit mantissa m. Its value is
  * (128 + m)·2^(e−134) for e &gt; 0 and m·2^(−133) for e = 0. Powers of two come from the table
  * {@link #POW2}: POW2[k] = 2^(k − 150). Encoding rounds to nearest, ties to even, exactly like the usual
- * bit trick ({@link org.tornadomla.cache.Bf16Bits#encode}). Differences from the bit trick, all documented and tested:
+ * bit trick ({@link org.tornadomla.weights.Bf16Bits#encode}). Differences from the bit trick, all documented and tested:
  * −0 encodes as +0, NaN encodes as 0x7FC0, and a decoded NaN pattern reads as ±∞.
  */
 public final class Bf16 {

@@ -6,7 +6,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import org.tornadomla.MlaException;
-import org.tornadomla.cache.Bf16Bits;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -3,7 +3,6 @@ package org.tornadomla.weights;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
-import org.tornadomla.cache.Bf16Bits;
 
 import java.io.BufferedOutputStream;
 import java.io.IOException;

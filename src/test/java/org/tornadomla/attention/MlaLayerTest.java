@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.ReferenceMla;
 import org.tornadomla.TestData;
-import org.tornadomla.cache.Bf16Bits;
+import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;

@@ -1,7 +1,7 @@
 package org.tornadomla.kernels;
 
 import org.junit.jupiter.api.Test;
-import org.tornadomla.cache.Bf16Bits;
+import org.tornadomla.weights.Bf16Bits;
 
 import java.util.SplittableRandom;
 

@@ -2,7 +2,7 @@ package org.tornadomla.kernels;
 
 import org.junit.jupiter.api.Test;
 import org.tornadomla.TestData;
-import org.tornadomla.cache.Bf16Bits;
+import org.tornadomla.weights.Bf16Bits;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
-import org.tornadomla.cache.Bf16Bits;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package org.tornadomla.cache;
+package org.tornadomla.weights;
 
 /**
  * bfloat16 by the usual bit trick, for host code (files, cache read-out) and as the independent
