@@ -44,7 +44,8 @@ public final class VectorKernels {
     private static final float[] E4M3 = new float[256];
 
     static {
-        for (int b = 0; b < 256; b++) E4M3[b] = org.tornadomla.kernels.Fp8.decode((byte) b, org.tornadomla.kernels.Bf16.POW2);
+        float[] pow2 = org.tornadomla.kernels.Bf16.pow2();
+        for (int b = 0; b < 256; b++) E4M3[b] = org.tornadomla.kernels.Fp8.decode((byte) b, pow2);
     }
 
     private static final ThreadLocal<float[]> ROW_BUF = ThreadLocal.withInitial(() -> new float[0]);
@@ -275,11 +276,13 @@ public final class VectorKernels {
             int r = rh / heads;
             int len = seqStart[r / tokens] + r % tokens + 1;
             int base = rh * capacity;
-            FloatVector vmax = FloatVector.broadcast(SPECIES, Softmax.NEG_INF);
+            // the max starts at the first score (Softmax's convention: every finite score handled exactly)
+            FloatVector vmax = FloatVector.broadcast(SPECIES, scores[base]);
             int j = 0;
             for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(SPECIES, scores, base + j));
             float max = vmax.reduceLanes(VectorOperators.MAX);
             for (; j < len; j++) max = Math.max(max, scores[base + j]);
+            max = Softmax.shift(max);
             FloatVector vm = FloatVector.broadcast(SPECIES, max), vsum = FloatVector.zero(SPECIES);
             for (j = 0; j <= len - L; j += L) {
                 FloatVector e = FloatVector.fromArray(SPECIES, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
@@ -292,7 +295,7 @@ public final class VectorKernels {
                 scores[base + j] = e;
                 sum += e;
             }
-            float inv = 1f / sum;
+            float inv = sum > 0f ? 1f / sum : 0f;        // 0: every score is −∞, every weight 0
             FloatVector vinv = FloatVector.broadcast(SPECIES, inv);
             for (j = 0; j <= len - L; j += L) FloatVector.fromArray(SPECIES, scores, base + j).mul(vinv).intoArray(scores, base + j);
             for (; j < len; j++) scores[base + j] *= inv;
@@ -364,7 +367,7 @@ public final class VectorKernels {
     // ------------------------------------------------------------------ tiled (online softmax, split-KV)
 
     public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] sTile,
-                                  float[] oPart, float[] lsePart, int[] seqStart, int batch, int tokens, int capacity, int heads,
+                                  float[] oPart, float[] mlPart, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr;
         int groups = (heads + GROUP - 1) / GROUP;
@@ -382,7 +385,6 @@ public final class VectorKernels {
                 tOff[hh] = part * tileSize;          // this head's tile of scores, reused as probabilities
                 aOff[hh] = part * dc;
                 java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
-                m[hh] = Softmax.NEG_INF;
             }
             float[] buf = dtype != CacheOps.F32 ? rowBuffer(tileSize * w) : null;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
@@ -391,13 +393,16 @@ public final class VectorKernels {
                 int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
-                    float mTile = Softmax.NEG_INF;
-                    for (int jj = 0; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
-                    float mNew = Math.max(m[hh], mTile);
-                    float alpha = (float) Math.exp(m[hh] - mNew);
+                    // as OnlineSoftmax.splitTiles: the max from the first score, the old max scaled away (0 while −∞)
+                    float mTile = sTile[tOff[hh]];
+                    for (int jj = 1; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
+                    float mNew = j0 == lo ? mTile : Math.max(m[hh], mTile);
+                    float mOld = j0 == lo ? mNew : m[hh];
+                    float shift = Softmax.shift(mNew);
+                    float alpha = (float) Math.exp(mOld - shift);
                     float sum = 0f;
                     for (int jj = 0; jj < n; jj++) {
-                        float e = (float) Math.exp(sTile[tOff[hh] + jj] - mNew);
+                        float e = (float) Math.exp(sTile[tOff[hh] + jj] - shift);
                         sTile[tOff[hh] + jj] = e;
                         sum += e;
                     }
@@ -409,27 +414,35 @@ public final class VectorKernels {
             }
             for (int hh = 0; hh < nh; hh++) {
                 int part = (r * heads + h0 + hh) * numSplits + s;
-                if (l[hh] > 0f) {
-                    scaleInPlace(oPart, aOff[hh], dc, 1f / l[hh]);
-                    lsePart[part] = m[hh] + (float) Math.log(l[hh]);
-                } else {
-                    lsePart[part] = Softmax.NEG_INF;
-                }
+                scaleInPlace(oPart, aOff[hh], dc, l[hh] > 0f ? 1f / l[hh] : 0f);
+                mlPart[2 * part] = l[hh] > 0f ? m[hh] : 0f;
+                mlPart[2 * part + 1] = l[hh];
             }
         });
     }
 
-    /** The split weights exp(lse_s − max lse) once per (row, head), then a vector sum of the split outputs. */
-    public static void combine(float[] oPart, float[] lsePart, float[] oLat, int rows, int heads, int numSplits, int dc) {
+    /** The split weights l_s·exp(m_s − M) once per (row, head), then a vector sum of the split outputs (as OnlineSoftmax.combine). */
+    public static void combine(float[] oPart, float[] mlPart, float[] oLat, int rows, int heads, int numSplits, int dc) {
         IntStream.range(0, rows * heads).parallel().forEach(rh -> {
             int part0 = rh * numSplits;
-            float lseMax = Softmax.NEG_INF;
-            for (int s = 0; s < numSplits; s++) lseMax = Math.max(lseMax, lsePart[part0 + s]);
+            float mMax = 0f;
+            boolean seen = false;
+            for (int s = 0; s < numSplits; s++) {
+                if (mlPart[2 * (part0 + s) + 1] > 0f) {
+                    mMax = seen ? Math.max(mMax, mlPart[2 * (part0 + s)]) : mlPart[2 * (part0 + s)];
+                    seen = true;
+                }
+            }
             float wSum = 0f;
             float[] wts = new float[numSplits];
-            for (int s = 0; s < numSplits; s++) wSum += (wts[s] = (float) Math.exp(lsePart[part0 + s] - lseMax));
+            for (int s = 0; s < numSplits; s++) {
+                float ls = mlPart[2 * (part0 + s) + 1];
+                wSum += (wts[s] = ls > 0f ? ls * (float) Math.exp(mlPart[2 * (part0 + s)] - mMax) : 0f);
+            }
             java.util.Arrays.fill(oLat, rh * dc, rh * dc + dc, 0f);
-            for (int s = 0; s < numSplits; s++) axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
+            if (wSum > 0f) {
+                for (int s = 0; s < numSplits; s++) axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
+            }
         });
     }
 

@@ -10,7 +10,7 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * <pre>
  *  dtype  f32 (float[])                      bf16 (short[])           int8 (byte[])
  *  F32    the values, [slot, w]              1-element placeholder    1-element placeholder
- *  BF16   the power-of-two table Bf16.POW2   raw bf16, [slot, w]      1-element placeholder
+ *  BF16   the power-of-two table Bf16.pow2() raw bf16, [slot, w]      1-element placeholder
  *  INT8   2 scales per slot: latent, rope    1-element placeholder    values, [slot, w]; value = byte · scale
  *  FP8    POW2, then a scale per 128 latent  rope part, bf16 [slot, d_r]  latent, e4m3 [slot, d_c]
  *         numbers per slot [slot, ⌈d_c/128⌉]
@@ -35,7 +35,7 @@ public final class CacheOps {
     public static final int INT8 = 2;
     public static final int FP8 = 3;
 
-    /** Where FP8 scales start in the f32 array: after the power-of-two table {@link Bf16#POW2}. */
+    /** Where FP8 scales start in the f32 array: after the power-of-two table {@link Bf16#pow2()}. */
     public static final int TABLE = 280;
     /** Latent numbers per FP8 scale. */
     public static final int FP8_BLOCK = 128;

@@ -24,8 +24,8 @@ class FlashDecodeTest {
     void matchesThePlainKernelOverChangingContexts() {
         for (int dtype : new int[] {CacheOps.F32, CacheOps.BF16, CacheOps.INT8, CacheOps.FP8}) {
             float[] kv = TestData.gaussian(1, B * CAP * W);
-            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.POW2.clone()
-                    : dtype == CacheOps.INT8 ? new float[2 * B * CAP] : java.util.Arrays.copyOf(Bf16.POW2, CacheOps.TABLE + B * CAP * (DC / 128));
+            float[] kv32 = dtype == CacheOps.F32 ? kv : dtype == CacheOps.BF16 ? Bf16.pow2()
+                    : dtype == CacheOps.INT8 ? new float[2 * B * CAP] : java.util.Arrays.copyOf(Bf16.pow2(), CacheOps.TABLE + B * CAP * (DC / 128));
             short[] kv16 = new short[dtype == CacheOps.BF16 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DR : 1];
             byte[] kv8 = new byte[dtype == CacheOps.INT8 ? kv.length : dtype == CacheOps.FP8 ? B * CAP * DC : 1];
             if (dtype != CacheOps.F32) {
@@ -42,11 +42,11 @@ class FlashDecodeTest {
             g.weight("kv8", kv8);
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
-            float[] lse = g.scratch("lse", new float[B * T * H * SPLITS]);
+            float[] ml = g.scratch("ml", new float[2 * B * T * H * SPLITS]);
             float[] oLat = g.output("o_lat", new float[B * T * H * DC]);
-            g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, lse, seqStart,
+            g.task("split_tiles", OnlineSoftmax.class, "splitTiles", qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, ml, seqStart,
                     B, T, CAP, H, DN, DR, DC, 0.07f, BC, SPLITS);
-            g.task("combine", OnlineSoftmax.class, "combine", oPart, lse, oLat, B * T, H, SPLITS, DC);
+            g.task("combine", OnlineSoftmax.class, "combine", oPart, ml, oLat, B * T, H, SPLITS, DC);
             JvmExecutor jvm = new JvmExecutor();
             try (TornadoExecutor dev = new TornadoExecutor(null, null, true)) {
                 // contexts 1 (only split 0 non-empty), 3 (empty splits), 37, 299 with a different one per sequence
