@@ -11,16 +11,22 @@ import java.lang.reflect.Modifier;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
  * reference kernels that have a fast version, and the reference kernels for the rest (the cheap ones:
  * norms, RoPE, cache append, combine). Results match the reference within float rounding (the sums are
  * taken in another order).
+ *
+ * <p>One executor may be shared by threads that run different graphs at the same time: its only state is a
+ * concurrent cache of kernel lookups, and the kernels keep their scratch per thread. (One graph, like one
+ * {@code MlaLayer}, must not run in two threads at once: its buffers are shared.)
  */
 public final class FastExecutor extends JvmExecutor {
     /** Fast version per reference kernel; empty when there is none (looked up once per kernel, not per step). */
-    private final Map<Method, java.util.Optional<MethodHandle>> fast = new HashMap<>();
+    private final Map<Method, java.util.Optional<MethodHandle>> fast = new ConcurrentHashMap<>();
+    /** VectorKernels' kernels by name; filled in the constructor, read-only after. */
     private final Map<String, Method> byName = new HashMap<>();
 
     public FastExecutor() {
