@@ -68,9 +68,7 @@ class MlaWeightsTest {
             float[] wkvB = w.wkvB.clone();
             wkvB[3 * c.kvLoraRank() + 5] = bad;
             Path f = dir.resolve("bad.safetensors");
-            new MlaWeights(c, w.wqA, w.qANorm, w.wqB, null, w.wkvA, w.kvANorm, w.wkvB, w.wo).addTo(new SafeTensorsWriter(), 0, DType.F32)
-                    .write(f);
-            // write the bad value in by hand (the writer takes any float)
+            // the writer takes any float: the layer's tensors with the bad value in kv_b_proj
             SafeTensorsWriter writer = new SafeTensorsWriter();
             for (MlaWeights.Tensor t : MlaWeights.tensors(c)) {
                 writer.add(MlaWeights.prefix(0) + t.hfName(), t.shape(), t.hfName().equals("kv_b_proj.weight") ? wkvB : t.data(w));
