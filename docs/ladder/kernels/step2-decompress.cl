@@ -1,4 +1,4 @@
-__kernel void decompress(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *kvF32, __global uchar *kvBf16, __global uchar *kvInt8, __private int dtype, __global uchar *wkvB, __global uchar *kvFull, __global uchar *seqStart, __private int batch, __private int tokens, __private int capacity, __private int heads, __private int dn, __private int dv, __private int dc, __private int dr)
+__kernel void decompress(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *kvFloats, __global uchar *kvHalves, __global uchar *kvBytes, __private int dtype, __global uchar *wkvB, __global uchar *kvFull, __global uchar *seqStart, __private int batch, __private int tokens, __private int capacity, __private int heads, __private int dn, __private int dv, __private int dc, __private int dr)
 {
   float f_35, f_28, f_42, f_41; 
   ulong ul_15, ul_0, ul_48, ul_1, ul_2, ul_34, ul_40, ul_3; 
@@ -7,7 +7,7 @@ __kernel void decompress(__global long *_kernel_context, __constant uchar *_cons
   long l_33, l_39, l_38, l_37, l_12, l_32, l_31, l_47, l_14, l_46, l_13, l_45; 
 
   // BLOCK 0
-  ul_0  =  (ulong) kvF32;
+  ul_0  =  (ulong) kvFloats;
   ul_1  =  (ulong) wkvB;
   ul_2  =  (ulong) kvFull;
   ul_3  =  (ulong) seqStart;

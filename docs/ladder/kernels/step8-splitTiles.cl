@@ -1,20 +1,21 @@
-__kernel void splitTiles(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *qLat, __global uchar *q, __global uchar *kvF32, __global uchar *kvBf16, __global uchar *kvInt8, __private int dtype, __global uchar *sTile, __global uchar *oPart, __global uchar *lsePart, __global uchar *seqStart, __private int batch, __private int tokens, __private int capacity, __private int heads, __private int dn, __private int dr, __private int dc, __private float scale, __private int tileSize, __private int numSplits)
+__kernel void splitTiles(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *qLat, __global uchar *q, __global uchar *kvFloats, __global uchar *kvHalves, __global uchar *kvBytes, __private int dtype, __global uchar *sTile, __global uchar *oPart, __global uchar *mlPart, __global uchar *seqStart, __private int batch, __private int tokens, __private int capacity, __private int heads, __private int dn, __private int dr, __private int dc, __private float scale, __private int tileSize, __private int numSplits)
 {
-  float f_86, f_84, f_83, f_82, f_81, f_145, f_93, f_134, f_133, f_68, f_131, f_195, f_130, f_194, f_142, f_141, f_75, f_117, f_116, f_51, f_50, f_190, f_189, f_124, f_188, f_121, f_56, f_120, f_162, f_109, f_173, f_108, f_107, f_171, f_106, f_170, f_169, f_168; 
-  double d_123, d_122, d_143, d_193, d_144, d_192; 
-  ulong ul_0, ul_64, ul_1, ul_129, ul_161, ul_2, ul_98, ul_187, ul_92, ul_152, ul_115, ul_20, ul_180, ul_79, ul_140, ul_7, ul_105, ul_74, ul_3, ul_4, ul_5, ul_6, ul_38, ul_166; 
-  char ch_167, ch_99, ch_80; 
-  int i_119, i_118, i_111, i_110, i_100, i_101, i_95, i_94, i_23, i_24, i_25, i_153, i_26, i_154, i_147, i_148, i_21, i_22, i_15, i_16, i_146, i_11, i_12, i_13, i_14, i_135, i_8, i_136, i_9, i_10, i_132, i_125, i_55, i_183, i_57, i_58, i_52, i_53, i_181, i_54, i_182, i_47, i_175, i_48, i_176, i_49, i_43, i_44, i_172, i_45, i_46, i_174, i_39, i_40, i_41, i_42, i_163, i_31, i_32, i_33, i_34, i_27, i_155, i_28, i_156, i_29, i_157, i_30, i_87, i_88, i_85, i_76, i_67, i_196, i_69, i_197, i_70, i_198, i_191, i_65, i_66, i_59, i_60; 
-  long l_72, l_71, l_139, l_138, l_73, l_137, l_78, l_77, l_179, l_114, l_178, l_113, l_177, l_184, l_186, l_185, l_128, l_63, l_127, l_62, l_126, l_61, l_36, l_164, l_35, l_97, l_104, l_103, l_102, l_37, l_165, l_112, l_19, l_18, l_17, l_151, l_150, l_149, l_91, l_90, l_89, l_96, l_160, l_159, l_158; 
+  long l_150, l_149, l_148, l_19, l_18, l_17, l_209, l_208, l_207, l_91, l_90, l_89, l_194, l_193, l_192, l_63, l_78, l_77, l_204, l_139, l_203, l_138, l_202, l_73, l_137, l_72, l_71, l_114, l_113, l_112, l_176, l_175, l_62, l_61, l_102, l_37, l_36, l_35, l_162, l_97, l_161, l_96, l_160, l_171, l_170, l_169, l_104, l_103; 
+  bool b_118, b_125, b_122; 
+  ulong ul_172, ul_38, ul_105, ul_115, ul_177, ul_2, ul_3, ul_195, ul_4, ul_5, ul_0, ul_64, ul_1, ul_74, ul_140, ul_205, ul_6, ul_7, ul_210, ul_20, ul_79, ul_92, ul_151, ul_98, ul_163; 
+  int i_60, i_59, i_187, i_58, i_186, i_57, i_185, i_55, i_183, i_54, i_69, i_67, i_66, i_65, i_191, i_190, i_45, i_44, i_43, i_42, i_41, i_40, i_168, i_39, i_167, i_166, i_53, i_52, i_49, i_48, i_47, i_46, i_174, i_88, i_87, i_101, i_100, i_95, i_94, i_76, i_201, i_199, i_70, i_198, i_85, i_213, i_212, i_211, i_206, i_121, i_129, i_127, i_117, i_111, i_110, i_29, i_157, i_28, i_27, i_26, i_25, i_24, i_23, i_22, i_165, i_164, i_34, i_33, i_32, i_31, i_159, i_30, i_158, i_13, i_12, i_11, i_10, i_9, i_8, i_136, i_135, i_21, i_147, i_146, i_16, i_15, i_143, i_14; 
+  float f_106, f_108, f_107, f_93, f_153, f_156, f_86, f_152, f_82, f_81, f_145, f_84, f_83, f_142, f_141, f_144, f_75, f_134, f_197, f_200, f_130, f_68, f_196, f_131, f_126, f_189, f_128, f_124, f_188, f_123, f_182, f_181, f_56, f_120, f_184, f_119, f_50, f_116, f_180, f_51, f_179, f_109, f_173; 
+  char ch_178, ch_80, ch_99; 
+  double d_133, d_132, d_155, d_154; 
 
   // BLOCK 0
   ul_0  =  (ulong) qLat;
   ul_1  =  (ulong) q;
-  ul_2  =  (ulong) kvF32;
-  ul_3  =  (ulong) kvInt8;
+  ul_2  =  (ulong) kvFloats;
+  ul_3  =  (ulong) kvBytes;
   ul_4  =  (ulong) sTile;
   ul_5  =  (ulong) oPart;
-  ul_6  =  (ulong) lsePart;
+  ul_6  =  (ulong) mlPart;
   ul_7  =  (ulong) seqStart;
   i_8  =  get_global_size(2);
   i_9  =  get_global_size(1);
@@ -22,7 +23,7 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
   i_11  =  get_global_id(2);
   i_12  =  get_global_id(1);
   i_13  =  get_global_id(0);
-  // BLOCK 1 MERGES [0 38 ]
+  // BLOCK 1 MERGES [0 55 ]
   i_14  =  i_13;
   for(;i_14 < 1;)
   {
@@ -33,7 +34,7 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
     l_18  =  l_17 << 2;
     l_19  =  l_18 + 16L;
     ul_20  =  ul_7 + l_19;
-    // BLOCK 3 MERGES [2 37 ]
+    // BLOCK 3 MERGES [2 54 ]
     i_21  =  i_12;
     for(;i_21 < 16;)
     {
@@ -45,7 +46,7 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
       i_26  =  i_25 + 128;
       i_27  =  i_22 << 9;
       i_28  =  i_22 << 3;
-      // BLOCK 5 MERGES [4 36 ]
+      // BLOCK 5 MERGES [4 53 ]
       i_29  =  i_11;
       for(;i_29 < 8;)
       {
@@ -78,8 +79,8 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
         i_47  =  i_46 + i_45;
         i_48  =  min(i_40, i_47);
         i_49  =  i_31 << 6;
-        // BLOCK 10 MERGES [9 29 ]
-        f_50  =  -1.0E30F;
+        // BLOCK 10 MERGES [9 43 ]
+        f_50  =  0.0F;
         f_51  =  0.0F;
         i_52  =  i_46;
         for(;i_52 < i_48;)
@@ -88,8 +89,8 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
           i_53  =  i_15 + i_52;
           i_54  =  i_48 - i_52;
           i_55  =  min(64, i_54);
-          // BLOCK 12 MERGES [11 19 ]
-          f_56  =  -1.0E30F;
+          // BLOCK 12 MERGES [11 22 ]
+          f_56  =  0.0F;
           i_57  =  0;
           for(;i_57 < i_55;)
           {
@@ -170,152 +171,223 @@ __kernel void splitTiles(__global long *_kernel_context, __constant uchar *_cons
             ul_115  =  ul_4 + l_114;
             f_116  =  f_86 * 0.13523377F;
             *((__global float *) ul_115)  =  f_116;
-            f_117  =  fmax(f_56, f_116);
-            i_118  =  i_57 + 1;
-            f_56  =  f_117;
-            i_57  =  i_118;
-          }  // B12
-          // BLOCK 20
-          // BLOCK 21 MERGES [20 22 ]
-          i_119  =  0;
-          for(;;)
-          {
-            f_120  =  fmax(f_50, f_56);
-            f_121  =  f_50 - f_120;
-            d_122  =  (double) f_121;
-            d_123  =  exp(d_122);
-            f_124  =  (float) d_123;
-            if(!(i_119 < 512))
+            i_117  =  i_57 + 1;
+            b_118  =  i_57 == 0;
+            if(b_118)
             {
-              break;
-            }
-            // BLOCK 22
-            i_125  =  i_119 + i_32;
-            l_126  =  (long) i_125;
-            l_127  =  l_126 << 2;
-            l_128  =  l_127 + 16L;
-            ul_129  =  ul_5 + l_128;
-            f_130  =  *((__global float *) ul_129);
-            f_131  =  f_124 * f_130;
-            *((__global float *) ul_129)  =  f_131;
-            i_132  =  i_119 + 1;
-            i_119  =  i_132;
-          }  // B21
+              // BLOCK 20
+              f_119  =  f_116;
+            }  // B19
+            else
+            {
+              // BLOCK 21
+              f_120  =  fmax(f_56, f_116);
+              f_119  =  f_120;
+            }  // B19
+            // BLOCK 22 MERGES [20 21 ]
+            i_121  =  i_117;
+            f_56  =  f_119;
+            i_57  =  i_121;
+          }  // B12
           // BLOCK 23
-          f_133  =  f_51 * f_124;
-          // BLOCK 24 MERGES [23 28 ]
-          f_134  =  f_133;
-          i_135  =  0;
-          for(;i_135 < i_55;)
+          b_122  =  i_46 == i_52;
+          if(b_122)
+          {
+            // BLOCK 24
+            f_123  =  f_56;
+          }  // B23
+          else
           {
             // BLOCK 25
-            i_136  =  i_135 + i_49;
+            f_124  =  fmax(f_50, f_56);
+            f_123  =  f_124;
+          }  // B23
+          // BLOCK 26 MERGES [24 25 ]
+          b_125  =  i_46 == i_52;
+          if(b_125)
+          {
+            // BLOCK 27
+            f_126  =  f_123;
+          }  // B26
+          else
+          {
+            // BLOCK 28
+            f_126  =  f_50;
+          }  // B26
+          // BLOCK 29 MERGES [27 28 ]
+          i_127  =  isless(f_123, 0.0F);
+          if(i_127 == 1)
+          {
+            // BLOCK 30
+            f_128  =  f_123 * 0.5F;
+            i_129  =  isless(f_123, f_128);
+            if(i_129 == 1)
+            {
+              // BLOCK 31
+              f_130  =  f_123;
+            }  // B30
+            else
+            {
+              // BLOCK 32
+              f_130  =  0.0F;
+            }  // B30
+          }  // B29
+          else
+          {
+            // BLOCK 33
+            f_130  =  f_123;
+          }  // B29
+          // BLOCK 34 MERGES [32 33 31 ]
+          f_131  =  f_126 - f_130;
+          d_132  =  (double) f_131;
+          d_133  =  exp(d_132);
+          f_134  =  (float) d_133;
+          // BLOCK 35 MERGES [34 36 ]
+          i_135  =  0;
+          for(;i_135 < 512;)
+          {
+            // BLOCK 36
+            i_136  =  i_135 + i_32;
             l_137  =  (long) i_136;
             l_138  =  l_137 << 2;
             l_139  =  l_138 + 16L;
-            ul_140  =  ul_4 + l_139;
+            ul_140  =  ul_5 + l_139;
             f_141  =  *((__global float *) ul_140);
-            f_142  =  f_141 - f_120;
-            d_143  =  (double) f_142;
-            d_144  =  exp(d_143);
-            f_145  =  (float) d_144;
-            i_146  =  i_53 + i_135;
-            i_147  =  i_146 << 1;
-            i_148  =  i_147 + 0;
-            l_149  =  (long) i_148;
-            l_150  =  l_149 << 2;
-            l_151  =  l_150 + 16L;
-            ul_152  =  ul_2 + l_151;
-            i_153  =  i_146 << 9;
-            i_154  =  i_146 << 6;
-            i_155  =  i_153 + i_154;
-            // BLOCK 26 MERGES [25 27 ]
-            i_156  =  0;
-            for(;i_156 < 512;)
-            {
-              // BLOCK 27
-              i_157  =  i_156 + i_32;
-              l_158  =  (long) i_157;
-              l_159  =  l_158 << 2;
-              l_160  =  l_159 + 16L;
-              ul_161  =  ul_5 + l_160;
-              f_162  =  *((__global float *) ul_161);
-              i_163  =  i_155 + i_156;
-              l_164  =  (long) i_163;
-              l_165  =  l_164 + 16L;
-              ul_166  =  ul_3 + l_165;
-              ch_167  =  *((__global char *) ul_166);
-              f_168  =  *((__global float *) ul_152);
-              f_169  =  (float) ch_167;
-              f_170  =  f_168 * f_169;
-              f_171  =  fma(f_170, f_145, f_162);
-              *((__global float *) ul_161)  =  f_171;
-              i_172  =  i_156 + 1;
-              i_156  =  i_172;
-            }  // B26
-            // BLOCK 28
-            f_173  =  f_134 + f_145;
-            i_174  =  i_135 + 1;
-            f_134  =  f_173;
-            i_135  =  i_174;
-          }  // B24
-          // BLOCK 29
-          i_175  =  i_52 + 64;
-          f_50  =  f_120;
-          f_51  =  f_134;
-          i_52  =  i_175;
-        }  // B10
-        // BLOCK 30
-        i_176  =  i_8 + i_29;
-        l_177  =  (long) i_31;
-        l_178  =  l_177 << 2;
-        l_179  =  l_178 + 16L;
-        ul_180  =  ul_6 + l_179;
-        i_181  =  isless(0.0F, f_51);
-        if(i_181 == 1)
-        {
-          // BLOCK 31
-          // BLOCK 32 MERGES [31 33 ]
-          i_182  =  0;
-          for(;i_182 < 512;)
+            f_142  =  f_134 * f_141;
+            *((__global float *) ul_140)  =  f_142;
+            i_143  =  i_135 + 1;
+            i_135  =  i_143;
+          }  // B35
+          // BLOCK 37
+          f_144  =  f_51 * f_134;
+          // BLOCK 38 MERGES [37 42 ]
+          f_145  =  f_144;
+          i_146  =  0;
+          for(;i_146 < i_55;)
           {
-            // BLOCK 33
-            i_183  =  i_182 + i_32;
-            l_184  =  (long) i_183;
-            l_185  =  l_184 << 2;
-            l_186  =  l_185 + 16L;
-            ul_187  =  ul_5 + l_186;
-            f_188  =  *((__global float *) ul_187);
-            f_189  =  1.0F / f_51;
-            f_190  =  f_189 * f_188;
-            *((__global float *) ul_187)  =  f_190;
-            i_191  =  i_182 + 1;
-            i_182  =  i_191;
-          }  // B32
-          // BLOCK 34
-          d_192  =  (double) f_51;
-          d_193  =  log(d_192);
-          f_194  =  (float) d_193;
-          f_195  =  f_194 + f_50;
-          *((__global float *) ul_180)  =  f_195;
-        }  // B30
+            // BLOCK 39
+            i_147  =  i_146 + i_49;
+            l_148  =  (long) i_147;
+            l_149  =  l_148 << 2;
+            l_150  =  l_149 + 16L;
+            ul_151  =  ul_4 + l_150;
+            f_152  =  *((__global float *) ul_151);
+            f_153  =  f_152 - f_130;
+            d_154  =  (double) f_153;
+            d_155  =  exp(d_154);
+            f_156  =  (float) d_155;
+            i_157  =  i_53 + i_146;
+            i_158  =  i_157 << 1;
+            i_159  =  i_158 + 0;
+            l_160  =  (long) i_159;
+            l_161  =  l_160 << 2;
+            l_162  =  l_161 + 16L;
+            ul_163  =  ul_2 + l_162;
+            i_164  =  i_157 << 9;
+            i_165  =  i_157 << 6;
+            i_166  =  i_164 + i_165;
+            // BLOCK 40 MERGES [39 41 ]
+            i_167  =  0;
+            for(;i_167 < 512;)
+            {
+              // BLOCK 41
+              i_168  =  i_167 + i_32;
+              l_169  =  (long) i_168;
+              l_170  =  l_169 << 2;
+              l_171  =  l_170 + 16L;
+              ul_172  =  ul_5 + l_171;
+              f_173  =  *((__global float *) ul_172);
+              i_174  =  i_166 + i_167;
+              l_175  =  (long) i_174;
+              l_176  =  l_175 + 16L;
+              ul_177  =  ul_3 + l_176;
+              ch_178  =  *((__global char *) ul_177);
+              f_179  =  *((__global float *) ul_163);
+              f_180  =  (float) ch_178;
+              f_181  =  f_179 * f_180;
+              f_182  =  fma(f_181, f_156, f_173);
+              *((__global float *) ul_172)  =  f_182;
+              i_183  =  i_167 + 1;
+              i_167  =  i_183;
+            }  // B40
+            // BLOCK 42
+            f_184  =  f_145 + f_156;
+            i_185  =  i_146 + 1;
+            f_145  =  f_184;
+            i_146  =  i_185;
+          }  // B38
+          // BLOCK 43
+          i_186  =  i_52 + 64;
+          f_50  =  f_123;
+          f_51  =  f_145;
+          i_52  =  i_186;
+        }  // B10
+        // BLOCK 44
+        i_187  =  isless(0.0F, f_51);
+        if(i_187 == 1)
+        {
+          // BLOCK 45
+          f_188  =  1.0F / f_51;
+          f_189  =  f_188;
+        }  // B44
         else
         {
-          // BLOCK 35
-          *((__global float *) ul_180)  =  -1.0E30F;
-        }  // B30
-        // BLOCK 36 MERGES [34 35 ]
-        i_196  =  i_176;
-        i_29  =  i_196;
+          // BLOCK 46
+          f_189  =  0.0F;
+        }  // B44
+        // BLOCK 47 MERGES [45 46 ]
+        // BLOCK 48 MERGES [47 49 ]
+        i_190  =  0;
+        for(;i_190 < 512;)
+        {
+          // BLOCK 49
+          i_191  =  i_190 + i_32;
+          l_192  =  (long) i_191;
+          l_193  =  l_192 << 2;
+          l_194  =  l_193 + 16L;
+          ul_195  =  ul_5 + l_194;
+          f_196  =  *((__global float *) ul_195);
+          f_197  =  f_189 * f_196;
+          *((__global float *) ul_195)  =  f_197;
+          i_198  =  i_190 + 1;
+          i_190  =  i_198;
+        }  // B48
+        // BLOCK 50
+        i_199  =  isless(0.0F, f_51);
+        if(i_199 == 1)
+        {
+          // BLOCK 51
+          f_200  =  f_50;
+        }  // B50
+        else
+        {
+          // BLOCK 52
+          f_200  =  0.0F;
+        }  // B50
+        // BLOCK 53 MERGES [51 52 ]
+        i_201  =  i_31 << 1;
+        l_202  =  (long) i_201;
+        l_203  =  l_202 << 2;
+        l_204  =  l_203 + 16L;
+        ul_205  =  ul_6 + l_204;
+        *((__global float *) ul_205)  =  f_200;
+        i_206  =  i_201 + 1;
+        l_207  =  (long) i_206;
+        l_208  =  l_207 << 2;
+        l_209  =  l_208 + 16L;
+        ul_210  =  ul_6 + l_209;
+        *((__global float *) ul_210)  =  f_51;
+        i_211  =  i_8 + i_29;
+        i_29  =  i_211;
       }  // B5
-      // BLOCK 37
-      i_197  =  i_9 + i_21;
-      i_21  =  i_197;
+      // BLOCK 54
+      i_212  =  i_9 + i_21;
+      i_21  =  i_212;
     }  // B3
-    // BLOCK 38
-    i_198  =  i_10 + i_14;
-    i_14  =  i_198;
+    // BLOCK 55
+    i_213  =  i_10 + i_14;
+    i_14  =  i_213;
   }  // B1
-  // BLOCK 39
+  // BLOCK 56
   return;
 }

@@ -2,25 +2,30 @@ package org.tornadomla.attention;
 
 import org.tornadomla.MlaException;
 
+import java.util.Objects;
+
 /**
  * How a forward call attends: the path and, for TILED, the tile size Bc (cache positions per online-softmax
- * step) and the number of KV splits combined by log-sum-exp ({@link #AUTO}: chosen for the executor).
+ * step, 1 … {@value #MAX_TILE}) and the number of KV splits, each with its softmax max and sum, combined
+ * (1 … {@value #MAX_SPLITS}, or {@link #AUTO}: chosen for the executor).
  */
 public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) {
     public static final int DEFAULT_TILE = 64;
     /** numSplits = AUTO: as many splits as keep every worker of the executor busy ({@link #splitsFor}). */
     public static final int AUTO = 0;
     public static final int DEFAULT_SPLITS = AUTO;
-    /** At most this many splits: beyond it the combine step costs more than the parallelism gains. */
-    public static final int MAX_SPLITS = 64;
+    /** Bounds that keep the per-split scratch buffers small; more splits than cached tokens only adds empty ones. */
+    public static final int MAX_TILE = 65536, MAX_SPLITS = 4096;
+    /** At most this many automatic splits: beyond it the combine step costs more than the parallelism gains. */
+    public static final int AUTO_MAX_SPLITS = 64;
     /** Heads that one work item of the tiled kernels serves together (FlashDecode's group, java-fast's task). */
     static final int HEADS_PER_ITEM = 8;
 
     public AttentionOptions {
-        if (path == null) throw new MlaException("attention path must be naive, absorbed or tiled, found null");
-        if (tileSize <= 0) throw new MlaException("tile size must be > 0, found " + tileSize);
+        Objects.requireNonNull(path, "path");
+        if (tileSize <= 0 || tileSize > MAX_TILE) throw new MlaException("tile size must be in 1 … " + MAX_TILE + ", found " + tileSize);
         if (numSplits < 0 || numSplits > MAX_SPLITS) {
-            throw new MlaException("split count must be 0 (auto) … " + MAX_SPLITS + ", found " + numSplits);
+            throw new MlaException("split count must be 0 (auto) or in 1 … " + MAX_SPLITS + ", found " + numSplits);
         }
     }
 
@@ -33,14 +38,14 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) 
      * {@code capacity} tokens on an executor that runs {@code parallelism} work items at once: numSplits if
      * set, else enough (row, head group, split) items to give each of the executor's {@code parallelism}
      * slots one (an H200 has 132 multiprocessors and takes two work-groups each: at batch 1 and 128 heads, 17
-     * splits), at most one split per tile of the capacity and {@link #MAX_SPLITS}.
+     * splits), at most one split per tile of the capacity and {@link #AUTO_MAX_SPLITS}.
      */
     public int splitsFor(int rows, int heads, int capacity, int parallelism) {
         if (numSplits != AUTO) return numSplits;
         long items = (long) rows * ((heads + HEADS_PER_ITEM - 1) / HEADS_PER_ITEM);
         long want = (Math.max(1, parallelism) + items - 1) / items;
         long byTiles = (capacity + (long) tileSize - 1) / tileSize;
-        return (int) Math.max(1, Math.min(Math.min(want, byTiles), MAX_SPLITS));
+        return (int) Math.max(1, Math.min(Math.min(want, byTiles), AUTO_MAX_SPLITS));
     }
 
     /** These options with the split count resolved ({@link #splitsFor}). */

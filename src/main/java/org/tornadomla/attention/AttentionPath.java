@@ -10,14 +10,15 @@ public enum AttentionPath {
     NAIVE,
     /** Fold W^UK into the query and W^UV after the weighted sum; attend over the latent itself. */
     ABSORBED,
-    /** ABSORBED with an online softmax over tiles, split-KV and a log-sum-exp combine. */
+    /** ABSORBED with an online softmax over tiles, split-KV and a combine of the splits by their softmax maxima and sums. */
     TILED;
 
     public static AttentionPath parse(String s) {
+        java.util.Objects.requireNonNull(s, "s");
         for (AttentionPath p : values()) {
             if (p.name().equalsIgnoreCase(s)) return p;
         }
-        throw new MlaException("unknown attention path '" + s + "' (expected naive, absorbed or tiled)");
+        throw new MlaException("unknown attention path " + MlaException.quote(s) + " (expected naive, absorbed or tiled)");
     }
 
     @Override

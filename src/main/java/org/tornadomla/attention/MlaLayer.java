@@ -1,5 +1,6 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
@@ -79,27 +80,41 @@ public final class MlaLayer implements AutoCloseable {
 
     /** A cache for {@code batch} sequences of up to {@code capacity} tokens each. */
     public LatentCache newCache(int batch, int capacity, CacheDtype dtype) {
-        return new LatentCache(c, batch, capacity, dtype);
+        return new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
     }
 
     /** Prefill (or a prefill chunk) of {@code tokens} tokens per sequence; returns y [B, tokens, D]. */
     public float[] prefill(LatentCache cache, float[] x, int tokens, AttentionPath path) {
-        return forward(cache, x, tokens, AttentionOptions.of(path));
+        return forward(cache, x, tokens, AttentionOptions.of(Objects.requireNonNull(path, "path")));
     }
 
     /** One decode step: one token per sequence, x [B, D]; returns y [B, D]. */
     public float[] decode(LatentCache cache, float[] x, AttentionPath path) {
-        return forward(cache, x, 1, AttentionOptions.of(path));
+        return forward(cache, x, 1, AttentionOptions.of(Objects.requireNonNull(path, "path")));
     }
 
+    /**
+     * {@code tokens} new tokens of every sequence, x [B, tokens, D]; returns y [B, tokens, D]. Everything is
+     * checked before any work: a null argument is a NullPointerException naming it; wrong lengths, tokens
+     * &lt; 1, a cache without room or positions past max_position_embeddings, non-finite inputs and a step
+     * too large for the heap are an {@link MlaException}, with the cache unchanged.
+     */
     public float[] forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt) {
-        float[] y = new float[cache.batch() * tokens * c.hiddenSize()];
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(x, "x");
+        Objects.requireNonNull(opt, "opt");
+        if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
+        float[] y = new float[Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "output y")];
         forward(cache, x, tokens, opt, y);
         return y;
     }
 
     /** As {@link #forward(LatentCache, float[], int, AttentionOptions)}, writing into {@code y}. */
     public void forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt, float[] y) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(x, "x");
+        Objects.requireNonNull(opt, "opt");
+        Objects.requireNonNull(y, "y");
         validate(cache, x, tokens, y);
         Step step = step(new Shape(cache, tokens, opt));
         System.arraycopy(x, 0, step.x, 0, x.length);
@@ -111,6 +126,9 @@ public final class MlaLayer implements AutoCloseable {
 
     /** The graph of one forward shape, e.g. to inspect its tasks or hand it to another executor. */
     public KernelGraph graph(LatentCache cache, int tokens, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(opt, "opt");
+        checkShape(cache, tokens);
         return step(new Shape(cache, tokens, opt)).graph;
     }
 
@@ -152,6 +170,7 @@ public final class MlaLayer implements AutoCloseable {
      * otherwise; task names follow DeepSeek's modules.
      */
     private Step buildGraph(LatentCache cache, int tokens, AttentionOptions opt) {
+        requireStepMemory(c, cache, tokens, opt, true);
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         final int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), qk = dn + dr;
@@ -210,6 +229,7 @@ public final class MlaLayer implements AutoCloseable {
      */
     public static void addAttention(KernelGraph g, MlaConfig c, float[] wkvB, LatentCache cache, float[] q, float[] o,
                                     int[] seqStart, int tokens, AttentionOptions opt) {
+        requireStepMemory(c, cache, tokens, opt, false);
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
@@ -242,16 +262,16 @@ public final class MlaLayer implements AutoCloseable {
             }
             case TILED -> {
                 int splits = opt.splitsFor(rows, h, cap, 1);
-                int parts = rows * h * splits;
+                int parts = checkedSize("split outputs", (long) rows * h * splits);
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] sTile = g.scratch("s_tile", new float[checkedSize("tile scores", (long) parts * opt.tileSize())]);
                 float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
-                float[] lse = g.scratch("lse_split", new float[parts]);
+                float[] ml = g.scratch("ml_split", new float[checkedSize("split maxima and sums", 2L * parts)]);   // (m, l) per split
                 g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
-                g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, lse,
+                g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, ml,
                         seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), splits);
-                g.task("combine", OnlineSoftmax::combine, oPart, lse, oLat, rows, h, splits, dc);
+                g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, rows, h, splits, dc);
                 g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
             }
         }
@@ -266,25 +286,76 @@ public final class MlaLayer implements AutoCloseable {
         }
     }
 
+    /**
+     * Throws, before anything is allocated, when a buffer of the step would not fit one Java array or all of
+     * them not the heap: the whole layer step ({@code projections}) or the attention core alone.
+     */
+    private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokens, AttentionOptions opt, boolean projections) {
+        long rows = (long) cache.batch() * tokens, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
+        long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
+        long total = 0;
+        if (projections) {
+            total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
+                    + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
+        }
+        switch (opt.path()) {
+            case NAIVE -> total += size("decompressed K/V", mul(cache.batch(), cap, h, dn + dv)) + size("scores", mul(rows, h, cap));
+            case ABSORBED -> total += size("q_lat and o_lat", mul(2, rows, h, dc)) + size("scores", mul(rows, h, cap));
+            case TILED -> {
+                long parts = mul(rows, h, opt.numSplits());
+                total += size("q_lat and o_lat", mul(2, rows, h, dc)) + size("tile scores", mul(parts, opt.tileSize()))
+                        + size("split outputs", mul(parts, dc)) + size("split maxima and sums", mul(2, parts));
+            }
+        }
+        Memory.require(4 * total, (projections ? "a forward step" : "the attention core") + " of " + rows + " token rows over a cache of "
+                + cap + " (" + opt.path() + ")");
+    }
+
+    /** The product of non-negative factors, Long.MAX_VALUE when it overflows. */
+    private static long mul(long... factors) {
+        long p = 1;
+        for (long f : factors) {
+            if (f == 0) return 0;
+            p = p > Long.MAX_VALUE / f ? Long.MAX_VALUE : p * f;
+        }
+        return p;
+    }
+
+    private static long size(String what, long n) {
+        checkedSize(what, n);
+        return n;
+    }
+
     private static int checkedSize(String what, long n) {
-        if (n > Integer.MAX_VALUE - 8) {
+        if (n < 0 || n > Integer.MAX_VALUE - 8) {
             throw new MlaException(what + " need " + n + " floats, more than one Java array holds; use the TILED path, "
                     + "fewer tokens per call or a smaller cache capacity");
         }
         return (int) n;
     }
 
-    private void validate(LatentCache cache, float[] x, int tokens, float[] y) {
-        if (cache == null) throw new MlaException("cache must not be null");
+    /** The checks of a forward call that need no input: geometry, token count, room, positions, memory. */
+    private void checkShape(LatentCache cache, int tokens) {
         if (cache.kvLoraRank() != c.kvLoraRank() || cache.ropeDim() != c.qkRopeHeadDim()) {
             throw new MlaException("cache was made for kv_lora_rank " + cache.kvLoraRank() + ", qk_rope_head_dim "
                     + cache.ropeDim() + "; this layer has " + c.kvLoraRank() + ", " + c.qkRopeHeadDim());
         }
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
+        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        cache.checkRoom(tokens);
+        long maxPos = 0;
+        for (int b = 0; b < cache.batch(); b++) maxPos = Math.max(maxPos, (long) cache.length(b) + tokens);
+        if (maxPos > c.maxPositionEmbeddings()) {
+            throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
+        }
+    }
+
+    private void validate(LatentCache cache, float[] x, int tokens, float[] y) {
+        checkShape(cache, tokens);
         long expected = (long) cache.batch() * tokens * c.hiddenSize();
-        if (x == null || x.length != expected) {
+        if (x.length != expected) {
             throw new MlaException("input x: expected shape " + MlaException.shape(cache.batch(), tokens, c.hiddenSize())
-                    + " (" + expected + " floats), found " + (x == null ? "null" : x.length + " floats"));
+                    + " (" + expected + " floats), found " + x.length + " floats");
         }
         if (y.length != expected) {
             throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
@@ -295,12 +366,6 @@ public final class MlaLayer implements AutoCloseable {
                 throw new MlaException("input x holds " + x[i] + " at [" + row / tokens + ", " + row % tokens + ", "
                         + i % c.hiddenSize() + "]; expected finite numbers");
             }
-        }
-        cache.checkRoom(tokens);
-        int maxPos = 0;
-        for (int b = 0; b < cache.batch(); b++) maxPos = Math.max(maxPos, cache.length(b) + tokens);
-        if (maxPos > c.maxPositionEmbeddings()) {
-            throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
         }
     }
 

@@ -12,15 +12,12 @@ import org.jfree.chart.renderer.category.BarRenderer;
 import org.jfree.chart.ui.RectangleAnchor;
 import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.category.DefaultCategoryDataset;
-import org.tornadomla.MlaException;
+import org.tornadomla.io.OutputFiles;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 
 /**
@@ -51,19 +48,8 @@ public final class BenchChart {
         plot.setFixedLegendItems(top.getLegendItems());       // one legend: the backends, same colours in both plots
         JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 14), plot, true);
         chart.setBackgroundPaint(Color.WHITE);
-        Path abs = png.toAbsolutePath();
-        try {
-            Files.createDirectories(abs.getParent());
-            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-            try {
-                ChartUtils.saveChartAsPNG(tmp.toFile(), chart, Math.max(900, 70 * flops.getColumnCount() + 250), 820);
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
-        } catch (IOException e) {
-            throw new MlaException("cannot write chart " + png + ": " + e.getMessage(), e);
-        }
+        int width = Math.max(900, 70 * flops.getColumnCount() + 250);
+        OutputFiles.write(png, out -> ChartUtils.writeChartAsPNG(out, chart, width, 820));
     }
 
     private static CategoryPlot subplot(DefaultCategoryDataset data, String unit, double limit, String limitName) {

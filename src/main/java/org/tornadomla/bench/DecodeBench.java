@@ -1,5 +1,7 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.Memory;
+import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
@@ -57,6 +59,9 @@ public final class DecodeBench {
                 base.numHiddenLayers(), base.ropeScaling());
         SplittableRandom rnd = new SplittableRandom(seed);
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
+        if (shape.batch() < 1 || shape.context() < 1) throw new MlaException("batch and context must be >= 1, found " + shape.batch() + ", " + shape.context());
+        Memory.arrayLength((long) shape.batch() * h * c.qkHeadDim(), "the queries of " + shape.label());
+        Memory.arrayLength((long) shape.context() * dc * 10, "the latents of " + shape.label());
         LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
         for (int b = 0; b < shape.batch(); b++) {
             float[] latent = structured ? structuredLatent(rnd, shape.context(), dc) : MlaWeights.gaussians(rnd, shape.context() * dc, 1);

@@ -26,10 +26,11 @@ public enum CacheDtype {
     }
 
     public static CacheDtype parse(String s) {
+        java.util.Objects.requireNonNull(s, "s");
         for (CacheDtype d : values()) {
             if (d.name().equalsIgnoreCase(s)) return d;
         }
-        throw new MlaException("unknown cache dtype '" + s + "' (expected f32, bf16, int8 or fp8)");
+        throw new MlaException("unknown cache dtype " + MlaException.quote(s) + " (expected f32, bf16, int8 or fp8)");
     }
 
     /** Bytes stored per token for a latent of d_c and a rope part of d_r, scales included ({@link CacheLayout}). */

@@ -12,8 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 
 /**
  * A sequence's latent cache as a safetensors file: what a prefill node hands to a decode node, or what a
@@ -21,14 +25,20 @@ import java.util.Map;
  * (interleaved rope order) in the cache's own storage dtype (an int8 cache: {@code kv_cache_int8}
  * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]; an fp8 cache: {@code kv_cache_fp8} F8_E4M3 [n, d_c],
  * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; metadata:
- * format, config hash, dtype, length (positions 0 … n−1). An import checks all of it before writing
- * anything and refuses another config or dtype.
+ * format, config hash, dtype, length (positions 0 … n−1) and a CRC32C of each tensor's bytes
+ * ({@code crc32c.<tensor>}).
+ *
+ * <p>An import checks all of it before writing anything, and refuses: another format, config or dtype; a
+ * tensor missing, extra, of another dtype or shape; a checksum that does not match (a flipped bit anywhere in
+ * the data); NaN or infinite values or scales, negative scales, and the e4m3 NaN codes 0x7F/0xFF.
  */
 public final class CacheFiles {
     private CacheFiles() {
     }
 
-    public static final String FORMAT = "tornado-mla/latent-cache/1";
+    public static final String FORMAT = "tornado-mla/latent-cache/2";
+    /** The format before per-tensor checksums. */
+    static final String FORMAT_1 = "tornado-mla/latent-cache/1";
 
     /** SHA-256 of the config's canonical JSON: what must match between exporter and importer. */
     public static String configHash(MlaConfig c) {
@@ -42,39 +52,68 @@ public final class CacheFiles {
 
     /** Writes sequence b of {@code cache} (made for {@code config}) to {@code file}. */
     public static void export(LatentCache cache, int b, MlaConfig config, Path file) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(file, "file");
         checkGeometry(cache, config);
         int n = cache.length(b);
-        SafeTensorsWriter w = new SafeTensorsWriter()
+        SafeTensorsWriter w = new SafeTensorsWriter().checksums()
                 .metadata("format", FORMAT)
                 .metadata("config_sha256", configHash(config))
                 .metadata("dtype", cache.dtype().toString())
                 .metadata("length", Integer.toString(n));
-        if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
-            // the stored bytes and scales themselves: int8 [n, d_c + d_r] and scales [n, 2], or
-            // e4m3 [n, d_c], scales [n, d_c/128] and the bf16 rope part [n, d_r]
-            LatentCache.Quantised q = cache.quantised(b);
-            boolean fp8 = cache.dtype() == CacheDtype.FP8;
-            w.addBytes("kv_cache_" + cache.dtype(), fp8 ? DType.F8_E4M3 : DType.I8, new long[] {n, q.valuesPerToken()}, q.values())
-                    .add("kv_cache_scales", new long[] {n, q.scalesPerToken()}, q.scales());
-            if (fp8) w.add("pe_cache", DType.BF16, new long[] {n, config.qkRopeHeadDim()}, q.rope());
-        } else {
-            DType storage = cache.dtype() == CacheDtype.BF16 ? DType.BF16 : DType.F32;
-            w.add("kv_cache", storage, new long[] {n, config.kvLoraRank()}, cache.latent(b))
-                    .add("pe_cache", storage, new long[] {n, config.qkRopeHeadDim()}, cache.ropeKey(b));
+        boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
+        LatentCache.Quantised q = quantised ? cache.quantised(b) : null;
+        for (Tensor t : tensors(cache.dtype(), config)) {
+            long[] shape = {n, t.width};
+            switch (t.name) {
+                case "kv_cache" -> w.add(t.name, t.dtype, shape, cache.latent(b));
+                case "pe_cache" -> w.add(t.name, t.dtype, shape, cache.ropeKey(b));
+                case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, q.scales());
+                default -> w.addBytes(t.name, t.dtype, shape, q.values());
+            }
         }
         w.write(file);
     }
 
+    /** One tensor of a cache file: its name, dtype and numbers per token. */
+    private record Tensor(String name, DType dtype, int width) {
+    }
+
+    /** The tensors a cache of this dtype exports, in file order. */
+    private static List<Tensor> tensors(CacheDtype dtype, MlaConfig c) {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        return switch (dtype) {
+            case F32 -> List.of(new Tensor("kv_cache", DType.F32, dc), new Tensor("pe_cache", DType.F32, dr));
+            case BF16 -> List.of(new Tensor("kv_cache", DType.BF16, dc), new Tensor("pe_cache", DType.BF16, dr));
+            // the stored bytes and scales themselves: int8 [n, d_c + d_r] and scales [n, 2]
+            case INT8 -> List.of(new Tensor("kv_cache_int8", DType.I8, CacheLayout.quantisedValuesPerToken(CacheLayout.INT8, dc, dr)),
+                    new Tensor("kv_cache_scales", DType.F32, CacheLayout.scalesPerToken(CacheLayout.INT8, dc)));
+            // e4m3 [n, d_c], scales [n, d_c/128] and the bf16 rope part [n, d_r]
+            case FP8 -> List.of(new Tensor("kv_cache_fp8", DType.F8_E4M3, CacheLayout.quantisedValuesPerToken(CacheLayout.FP8, dc, dr)),
+                    new Tensor("kv_cache_scales", DType.F32, CacheLayout.scalesPerToken(CacheLayout.FP8, dc)),
+                    new Tensor("pe_cache", DType.BF16, dr));
+        };
+    }
+
     /**
      * Replaces sequence b of {@code cache} with the file's content. Refused, with the cache unchanged, when
-     * the file is not a latent-cache file, was made for another config or dtype, or does not fit.
+     * anything in the file is not as {@link #export} writes it (see the class comment) or does not fit.
      */
     public static void importInto(Path file, MlaConfig config, LatentCache cache, int b) {
+        Objects.requireNonNull(file, "file");
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(cache, "cache");
         checkGeometry(cache, config);
+        cache.checkSequence(b);
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
-            if (!FORMAT.equals(meta.get("format"))) {
-                throw new MlaException(file + ": not a latent-cache file (format '" + meta.get("format") + "', expected '" + FORMAT + "')");
+            String format = meta.get("format");
+            if (FORMAT_1.equals(format)) {
+                throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
+            }
+            if (!FORMAT.equals(format)) {
+                throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
             }
             String hash = configHash(config);
             if (!hash.equals(meta.get("config_sha256"))) {
@@ -82,45 +121,81 @@ public final class CacheFiles {
                         + "…, this layer's is " + abbrev(hash) + "…)");
             }
             if (!cache.dtype().toString().equals(meta.get("dtype"))) {
-                throw new MlaException(file + ": cache dtype " + meta.get("dtype") + ", the target cache stores " + cache.dtype());
+                throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
             }
-            int n;
-            try {
-                n = Integer.parseInt(meta.get("length"));
-            } catch (NumberFormatException e) {
-                throw new MlaException(file + ": metadata length '" + meta.get("length") + "' is not a number");
+            String len = meta.get("length");
+            if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
+                throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
             }
+            int n = Integer.parseInt(len);
             if (n > cache.capacity()) {
                 throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
             }
+            List<Tensor> expected = tensors(cache.dtype(), config);
+            Set<String> names = new HashSet<>(f.names());
+            for (Tensor t : expected) {
+                TensorInfo info = f.info(t.name);
+                if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
+                if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
+                info.requireShape(n, t.width);
+                verifyChecksum(f, file, t.name, meta);
+                names.remove(t.name);
+            }
+            if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
+
             if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
-                String vn = "kv_cache_" + cache.dtype();
-                TensorInfo v = f.info(vn), sc = f.info("kv_cache_scales");
-                if (v == null || sc == null) throw new MlaException(file + ": expected tensors " + vn + " and kv_cache_scales");
                 boolean fp8 = cache.dtype() == CacheDtype.FP8;
-                int code = cache.dtype().code;
-                v.requireShape(n, CacheLayout.quantisedValuesPerToken(code, config.kvLoraRank(), config.qkRopeHeadDim()));
-                sc.requireShape(n, CacheLayout.scalesPerToken(code, config.kvLoraRank()));
-                float[] rope = new float[0];
+                String vn = expected.get(0).name;
+                byte[] values = f.readBytes(vn, expected.get(0).dtype);
                 if (fp8) {
-                    TensorInfo pe = f.info("pe_cache");
-                    if (pe == null) throw new MlaException(file + ": expected tensor pe_cache");
-                    pe.requireShape(n, config.qkRopeHeadDim());
-                    rope = f.readFloats("pe_cache");
+                    for (int i = 0; i < values.length; i++) {
+                        if ((values[i] & 0x7F) == 0x7F) throw new MlaException(file + ": tensor " + vn + " holds the e4m3 NaN code 0x"
+                                + HexFormat.of().toHexDigits(values[i]) + " at " + at(i, expected.get(0).width));
+                    }
                 }
-                cache.writeQuantised(b, f.readBytes(vn), f.readFloats("kv_cache_scales"), rope);
+                float[] scales = f.readFloats("kv_cache_scales");
+                for (int i = 0; i < scales.length; i++) {
+                    if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
+                        throw new MlaException(file + ": tensor kv_cache_scales holds " + scales[i] + " at " + at(i, expected.get(1).width)
+                                + "; scales must be finite and >= 0");
+                    }
+                }
+                float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
+                cache.writeQuantised(b, values, scales, rope);
                 return;
             }
-            TensorInfo kv = f.info("kv_cache"), pe = f.info("pe_cache");
-            if (kv == null || pe == null) throw new MlaException(file + ": expected tensors kv_cache and pe_cache");
-            kv.requireShape(n, config.kvLoraRank());
-            pe.requireShape(n, config.qkRopeHeadDim());
-            cache.write(b, f.readFloats("kv_cache"), f.readFloats("pe_cache"));
+            cache.write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
         }
     }
 
+    private static void verifyChecksum(SafeTensorsFile f, Path file, String name, Map<String, String> meta) {
+        String recorded = meta.get(SafeTensorsWriter.CRC_PREFIX + name);
+        if (recorded == null || !recorded.matches("[0-9a-f]{8}")) {
+            throw new MlaException(file + ": no valid checksum for tensor " + name + " (metadata " + SafeTensorsWriter.CRC_PREFIX + name + " is "
+                    + MlaException.quote(recorded) + ")");
+        }
+        long actual = f.crc32c(name);
+        if (Long.parseLong(recorded, 16) != actual) {
+            throw new MlaException(file + ": tensor " + name + " is damaged: its bytes have CRC32C " + String.format("%08x", actual)
+                    + ", the file records " + recorded);
+        }
+    }
+
+    /** The tensor's numbers, which must all be finite. */
+    private static float[] finite(SafeTensorsFile f, Path file, String name, int width) {
+        float[] v = f.readFloats(name);
+        for (int i = 0; i < v.length; i++) {
+            if (!Float.isFinite(v[i])) throw new MlaException(file + ": tensor " + name + " holds " + v[i] + " at " + at(i, width));
+        }
+        return v;
+    }
+
+    private static String at(int i, int width) {
+        return "[" + i / width + ", " + i % width + "]";
+    }
+
     private static String abbrev(String h) {
-        return h == null ? "none" : h.substring(0, Math.min(12, h.length()));
+        return h == null ? "none" : MlaException.escape(h.substring(0, Math.min(12, h.length())));
     }
 
     private static void checkGeometry(LatentCache cache, MlaConfig config) {

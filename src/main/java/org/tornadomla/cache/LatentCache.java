@@ -8,8 +8,10 @@ import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.CacheRows;
+import org.tornadomla.Memory;
 
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The MLA cache of one layer for a batch of sequences: per token only the normalised latent c_kv
@@ -37,9 +39,10 @@ public final class LatentCache implements DeviceResident {
     private Runnable pull;
 
     public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(dtype, "dtype");
         if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
         if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
-        if (dtype == null) throw new MlaException("cache dtype must be f32, bf16, int8 or fp8, found null");
         this.batch = batch;
         this.capacity = capacity;
         this.kvLoraRank = config.kvLoraRank();
@@ -52,8 +55,9 @@ public final class LatentCache implements DeviceResident {
         if (largest > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: batch " + batch + " × capacity " + capacity
                     + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
+        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots, "a latent cache of " + batch + " × " + capacity + " tokens");
         floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
-        if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.POW2, 0, floats, 0, CacheLayout.TABLE);
+        if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.pow2(), 0, floats, 0, CacheLayout.TABLE);
         halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];
         bytes = new byte[(int) CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)];
         lengths = new int[batch];
@@ -81,8 +85,13 @@ public final class LatentCache implements DeviceResident {
 
     /** Tokens held by sequence b. */
     public int length(int b) {
-        java.util.Objects.checkIndex(b, batch);
+        checkSequence(b);
         return lengths[b];
+    }
+
+    /** Throws unless b is a sequence of this cache (0 … batch − 1). */
+    public void checkSequence(int b) {
+        if (b < 0 || b >= batch) throw new MlaException("sequence " + b + " out of range: the cache holds sequences 0 … " + (batch - 1));
     }
 
     /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
@@ -92,6 +101,7 @@ public final class LatentCache implements DeviceResident {
 
     /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
     public void checkRoom(int tokens) {
+        if (tokens < 0) throw new MlaException("token count must be >= 0, found " + tokens);
         for (int b = 0; b < batch; b++) {
             if ((long) lengths[b] + tokens > capacity) {
                 throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, sequence "
@@ -102,12 +112,14 @@ public final class LatentCache implements DeviceResident {
 
     /** Copies the sequence lengths into {@code seqStart} (the kernels' per-sequence start positions). */
     public void lengthsInto(int[] seqStart) {
+        Objects.requireNonNull(seqStart, "seqStart");
+        if (seqStart.length < batch) throw new MlaException("seqStart holds " + seqStart.length + " numbers, the cache has " + batch + " sequences");
         System.arraycopy(lengths, 0, seqStart, 0, batch);
     }
 
     /** Marks {@code tokens} more tokens of every sequence as valid, after the append kernel wrote them. */
     public void advance(int tokens) {
-        checkRoom(tokens);
+        checkRoom(tokens);   // also refuses a negative count
         for (int b = 0; b < batch; b++) lengths[b] += tokens;
     }
 
@@ -153,7 +165,9 @@ public final class LatentCache implements DeviceResident {
      * [n, qk_rope_head_dim] (rounded to bf16 when stored as bf16). Checked before anything is written.
      */
     public void write(int b, float[] latent, float[] ropeKey) {
-        java.util.Objects.checkIndex(b, batch);
+        checkSequence(b);
+        Objects.requireNonNull(latent, "latent");
+        Objects.requireNonNull(ropeKey, "ropeKey");
         if (latent.length % kvLoraRank != 0 || ropeKey.length % ropeDim != 0
                 || latent.length / kvLoraRank != ropeKey.length / ropeDim) {
             throw new MlaException("cache write: expected latent [n, " + kvLoraRank + "] and rope keys [n, " + ropeDim
@@ -161,6 +175,8 @@ public final class LatentCache implements DeviceResident {
         }
         int n = latent.length / kvLoraRank;
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
+        requireFinite(latent, "latent", kvLoraRank);
+        requireFinite(ropeKey, "ropeKey", ropeDim);
         toHost();
         for (int t = 0; t < n; t++) {
             CacheRows.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, floats, halves, bytes, dtype.code, b * capacity + t,
@@ -188,7 +204,10 @@ public final class LatentCache implements DeviceResident {
 
     /** Replaces sequence b with quantised storage as {@link #quantised} returns it. Checked before writing. */
     public void writeQuantised(int b, byte[] values, float[] scales, float[] rope) {
-        java.util.Objects.checkIndex(b, batch);
+        checkSequence(b);
+        Objects.requireNonNull(values, "values");
+        Objects.requireNonNull(scales, "scales");
+        Objects.requireNonNull(rope, "rope");
         int vpt = valuesPerToken(), spt = scalesPerToken();
         int n = values.length / vpt;
         if (values.length != n * vpt || scales.length != n * spt || (dtype == CacheDtype.FP8 && rope.length != n * ropeDim)) {
@@ -197,6 +216,15 @@ public final class LatentCache implements DeviceResident {
                     + scales.length + (dtype == CacheDtype.FP8 ? ", " + rope.length : "") + " numbers");
         }
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
+        for (int i = 0; i < scales.length; i++) {
+            if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
+                throw new MlaException("cache write: scale [" + i / spt + ", " + i % spt + "] is " + scales[i] + "; scales must be finite and >= 0");
+            }
+        }
+        for (int i = 0; dtype == CacheDtype.FP8 && i < values.length; i++) {
+            if ((values[i] & 0x7F) == 0x7F) throw new MlaException("cache write: value [" + i / vpt + ", " + i % vpt + "] is an e4m3 NaN code (0x7F/0xFF)");
+        }
+        if (dtype == CacheDtype.FP8) requireFinite(rope, "rope", ropeDim);
         toHost();
         System.arraycopy(values, 0, bytes, b * capacity * vpt, values.length);
         System.arraycopy(scales, 0, floats, CacheLayout.firstScaleIndex(dtype.code, b * capacity, kvLoraRank), scales.length);
@@ -204,6 +232,12 @@ public final class LatentCache implements DeviceResident {
             halves[CacheLayout.fp8RopeIndex(b * capacity, i, ropeDim)] = Bf16Bits.encode(rope[i]);
         }
         lengths[b] = n;
+    }
+
+    private static void requireFinite(float[] a, String name, int width) {
+        for (int i = 0; i < a.length; i++) {
+            if (!Float.isFinite(a[i])) throw new MlaException("cache write: " + name + " [" + i / width + ", " + i % width + "] is " + a[i] + "; expected finite numbers");
+        }
     }
 
     private int valuesPerToken() {

@@ -9,15 +9,13 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
+import org.tornadomla.io.OutputFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -90,8 +88,15 @@ public final class BenchCommand implements Callable<Integer> {
         List<DecodeBench.Shape> shapes = shapes();
         Map<String, GraphExecutor> executors = executors(out);
         double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
-        if (csv != null) checkWritable(csv);
-        if (chart != null) checkWritable(chart);
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        if (!(referenceLimit >= 0) || Double.isInfinite(referenceLimit)) {
+            throw new MlaException("--reference-limit must be a finite number >= 0, found " + referenceLimit);
+        }
+        if (csv != null) OutputFiles.check(csv, List.of());
+        if (chart != null) OutputFiles.check(chart, csv == null ? List.of() : List.of(csv));
+        if (csv != null && chart != null && csv.toAbsolutePath().normalize().equals(chart.toAbsolutePath().normalize())) {
+            throw new MlaException("--csv and --chart name the same file " + csv);
+        }
 
         Roofline.Limits limits = null;
         if (roofline || chart != null) {
@@ -221,13 +226,6 @@ public final class BenchCommand implements Callable<Integer> {
         return m;
     }
 
-    private static void checkWritable(Path p) {
-        Path parent = p.toAbsolutePath().getParent();
-        if (parent != null && Files.exists(parent) && !Files.isDirectory(parent)) {
-            throw new MlaException("cannot write " + p + ": " + parent + " is not a directory");
-        }
-    }
-
     static void writeCsv(Path file, List<DecodeBench.Result> results) {
         StringBuilder sb = new StringBuilder(CSV_HEADER).append('\n');
         for (DecodeBench.Result r : results) {
@@ -235,14 +233,6 @@ public final class BenchCommand implements Callable<Integer> {
             sb.append(String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.4f,%.4f%n", r.backend(), s.path(), s.dtype(), s.batch(),
                     s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS()));
         }
-        try {
-            Path abs = file.toAbsolutePath();
-            Files.createDirectories(abs.getParent());
-            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-            Files.writeString(tmp, sb, StandardCharsets.UTF_8);
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new MlaException("cannot write " + file + ": " + e.getMessage(), e);
-        }
+        OutputFiles.write(file, out -> out.write(sb.toString().getBytes(StandardCharsets.UTF_8)));
     }
 }

@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.bench.DecodeBench;
 import org.tornadomla.cache.CacheDtype;
@@ -34,6 +35,9 @@ public final class CacheErrorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        if (heads < 1 || context < 1 || seeds < 1 || seeds > 1000) {
+            throw new MlaException("--heads and --context must be >= 1 and --seeds in 1 … 1000, found " + heads + ", " + context + ", " + seeds);
+        }
         GraphExecutor ex = FastExecutor.available() ? new FastExecutor() : new JvmExecutor();
         MlaConfig v3 = MlaConfig.deepseekV3();
         out.printf("attention core, DeepSeek-V3 latent, H=%d, T=%d, absorbed path, %d draws; error of o against an f32 cache%n", heads, context, seeds);

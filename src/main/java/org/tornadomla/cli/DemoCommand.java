@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
@@ -59,6 +60,10 @@ public final class DemoCommand implements Callable<Integer> {
             throw new MlaException("--prefill and --batch must be >= 1 and --steps >= 0, found " + prefill + ", " + batch + ", " + steps);
         }
         MlaConfig cfg = MlaConfig.preset(preset).withHiddenSize(hidden);
+        if ((long) prefill + steps > cfg.maxPositionEmbeddings()) {
+            throw new MlaException("--prefill " + prefill + " and --steps " + steps + " reach past max_position_embeddings " + cfg.maxPositionEmbeddings());
+        }
+        Memory.arrayLength((long) batch * (prefill + steps) * hidden, "the demo's inputs and outputs ([batch, prefill + steps, hidden])");
         CacheDtype dtype = kernel.dtype();
         GraphExecutor executor = kernel.executor(out, "java-fast");
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",

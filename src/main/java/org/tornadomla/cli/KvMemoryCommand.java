@@ -7,18 +7,19 @@ import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.data.category.DefaultCategoryDataset;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.Json;
+import org.tornadomla.io.OutputFiles;
 import org.tornadomla.cache.KvMemory;
 import org.tornadomla.config.MlaConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.awt.Color;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -61,6 +62,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
         if (context < 1 || batch < 1 || groups < 1) {
             throw new MlaException("--context, --batch and --groups must be >= 1, found " + context + ", " + batch + ", " + groups);
         }
+        if (chart != null) OutputFiles.check(chart, config == null ? List.of() : List.of(config));
         List<KvMemory.Model> models = new ArrayList<>();
         if (config != null) models.add(fromConfig(config));
         List<String> names = presets != null ? presets : config != null ? List.of() : KvMemory.PRESETS;
@@ -77,8 +79,13 @@ public final class KvMemoryCommand implements Callable<Integer> {
             for (String d : dtypes) {
                 int bytes = KvMemory.bytes(d);
                 for (KvMemory.Scheme s : schemes) {
-                    long perLayer = s.numbersPerTokenPerLayer() * bytes;
-                    long perToken = perLayer * m.layers();
+                    long perLayer, perToken;
+                    try {
+                        perLayer = Math.multiplyExact(s.numbersPerTokenPerLayer(), bytes);
+                        perToken = Math.multiplyExact(perLayer, m.layers());
+                    } catch (ArithmeticException e) {
+                        throw new MlaException(m.name() + ": " + s.name() + " needs more than " + Long.MAX_VALUE + " bytes per token; check the config");
+                    }
                     double request = (double) perToken * context * batch;
                     out.printf("%-18s %-40s %-5s %,10d %,14d %,16d %16s %10s%n", m.name(), s.name(), d, s.numbersPerTokenPerLayer(),
                             perLayer, perToken, KvMemory.human(request),
@@ -93,40 +100,41 @@ public final class KvMemoryCommand implements Callable<Integer> {
             }
         }
         if (chart != null) {
-            writeChart(chart, data, "KV cache bytes per token, whole model, " + dtypes.get(0));
+            writeChart(chart, config == null ? List.of() : List.of(config), data, "KV cache bytes per token, whole model, " + dtypes.get(0));
             out.printf("wrote %s%n", chart);
         }
         return 0;
     }
 
+    /** Largest head count, head size or layer count read from an MHA/GQA config (real ones are below 1,000). */
+    static final int MAX_DIM = 1_000_000;
+
     static KvMemory.Model fromConfig(Path file) {
-        String text;
-        try {
-            text = Files.readString(file);
-        } catch (IOException e) {
-            throw new MlaException("cannot read config " + file + ": " + e.getMessage(), e);
-        }
-        com.google.gson.JsonObject o;
-        try {
-            o = com.google.gson.JsonParser.parseString(text).getAsJsonObject();
-        } catch (RuntimeException e) {
-            throw new MlaException(file + ": invalid config: not a JSON object (" + e.getMessage() + ")", e);
-        }
-        String name = file.getFileName().toString();
+        JsonElement root = Json.readFile(file, Json.MAX_CONFIG_BYTES, "config");
+        if (!root.isJsonObject()) throw new MlaException(file + ": invalid config: expected a JSON object, found " + Json.describe(root));
+        JsonObject o = root.getAsJsonObject();
+        String name = String.valueOf(file.getFileName());
         if (o.has("kv_lora_rank") && !o.get("kv_lora_rank").isJsonNull()) return KvMemory.Model.of(name, MlaConfig.load(file));
-        int heads = intField(o, "num_attention_heads", file);
-        int hidden = intField(o, "hidden_size", file);
-        int kvHeads = o.has("num_key_value_heads") ? o.get("num_key_value_heads").getAsInt() : heads;
-        int headDim = o.has("head_dim") ? o.get("head_dim").getAsInt() : hidden / heads;
-        return KvMemory.Model.gqa(name, intField(o, "num_hidden_layers", file), heads, kvHeads, headDim);
+        int heads = intField(o, "num_attention_heads", null, file);
+        int hidden = intField(o, "hidden_size", null, file);
+        int kvHeads = intField(o, "num_key_value_heads", heads, file);
+        int headDim = intField(o, "head_dim", Math.max(1, hidden / heads), file);
+        return KvMemory.Model.gqa(name, intField(o, "num_hidden_layers", null, file), heads, kvHeads, headDim);
     }
 
-    private static int intField(com.google.gson.JsonObject o, String key, Path file) {
-        if (!o.has(key) || !o.get(key).isJsonPrimitive()) throw new MlaException(file + ": invalid config: missing '" + key + "'");
-        return o.get(key).getAsInt();
+    /** A whole number in 1 … {@link #MAX_DIM}; {@code dflt} when absent or null (null: required). */
+    private static int intField(JsonObject o, String key, Integer dflt, Path file) {
+        JsonElement e = o.get(key);
+        if (e == null || e.isJsonNull()) {
+            if (dflt == null) throw new MlaException(file + ": invalid config: missing '" + key + "'");
+            return dflt;
+        }
+        int v = Json.integer(e, file + ": invalid config: " + key);
+        if (v < 1 || v > MAX_DIM) throw new MlaException(file + ": invalid config: " + key + " must be in 1 … " + MAX_DIM + ", found " + v);
+        return v;
     }
 
-    private static void writeChart(Path png, DefaultCategoryDataset data, String title) {
+    private static void writeChart(Path png, List<Path> inputs, DefaultCategoryDataset data, String title) {
         JFreeChart c = ChartFactory.createBarChart(title, "model", "bytes per token (log scale)", data, PlotOrientation.HORIZONTAL, true, false, false);
         CategoryPlot p = c.getCategoryPlot();
         LogAxis axis = new LogAxis("bytes per token, all layers (log scale)");
@@ -145,14 +153,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
         if (max > 0) axis.setRange(min / 2, max * 2);
         p.setBackgroundPaint(new Color(248, 248, 248));
         c.setBackgroundPaint(Color.WHITE);
-        try {
-            Path abs = png.toAbsolutePath();
-            Files.createDirectories(abs.getParent());
-            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-            ChartUtils.saveChartAsPNG(tmp.toFile(), c, 1000, 120 + 60 * data.getColumnCount());
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new MlaException("cannot write chart " + png + ": " + e.getMessage(), e);
-        }
+        int height = 120 + 60 * data.getColumnCount();
+        OutputFiles.write(png, inputs, out -> ChartUtils.writeChartAsPNG(out, c, 1000, height));
     }
 }

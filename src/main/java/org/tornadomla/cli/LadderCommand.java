@@ -42,6 +42,7 @@ public final class LadderCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (step != null && (step < 1 || step > 8)) throw new MlaException("--step must be 1 … 8, found " + step);
         if (heads < 1 || context < 1) throw new MlaException("--heads and --context must be >= 1");
+        if (!(budgetMs >= 0) || budgetMs > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000 (0: no timing), found " + budgetMs);
         boolean tornado = backend.equals("tornado");
         GraphExecutor plain = Backends.create(backend, device, null, false);
         GraphExecutor kernelContext = tornado ? Backends.create(backend, device, null, true) : null;

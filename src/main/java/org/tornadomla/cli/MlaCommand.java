@@ -6,13 +6,18 @@ import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
 
-/** The {@code mla} command line. Exit codes: 0 success, 2 bad input or usage (one line on stderr). */
+/**
+ * The {@code mla} command line. Exit codes: 0 success, 2 bad input, bad usage or too little memory (one line
+ * on stderr), 1 an internal error (a bug: one line too; with MLA_DEBUG=1 in the environment, its stack trace).
+ */
 @Command(name = "mla", mixinStandardHelpOptions = true, versionProvider = MlaCommand.Version.class,
         description = "DeepSeek-V3 Multi-head Latent Attention on the JVM and on TornadoVM devices.",
         subcommands = {DemoCommand.class, RunLayerCommand.class, BenchCommand.class, KvMemoryCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CommandLine.HelpCommand.class})
 public final class MlaCommand implements Runnable {
     /** Exit code for bad input: wrong shapes, missing tensors, invalid configs, bad options. */
     public static final int BAD_INPUT = 2;
+    /** Exit code for an unexpected exception: a bug of this program, reported in one line. */
+    public static final int INTERNAL_ERROR = 1;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -22,24 +27,30 @@ public final class MlaCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** A command line whose errors end as one "mla: error: ..." line and exit code 2. */
+    /**
+     * A command line whose errors end as one "mla: error: ..." line and exit code 2: messages are made one line
+     * of printable text ({@link MlaException#oneLine}), whatever the user typed or a file held.
+     */
     public static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new MlaCommand());
         cl.setOut(out);
         cl.setErr(err);
-        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+        cl.setExecutionExceptionHandler((thrown, cmd, parsed) -> {
+            cmd.getOut().flush();
+            // picocli hands an Error (OutOfMemoryError, StackOverflowError) over wrapped in its ExecutionException
+            Throwable ex = thrown instanceof CommandLine.ExecutionException && thrown.getCause() != null ? thrown.getCause() : thrown;
             if (ex instanceof MlaException) {
-                cmd.getErr().println("mla: error: " + ex.getMessage());
-                cmd.getErr().flush();
-                return BAD_INPUT;
+                return fail(cmd.getErr(), "mla: error: " + ex.getMessage(), BAD_INPUT);
             }
-            throw ex;
+            if (ex instanceof OutOfMemoryError) {
+                return fail(cmd.getErr(), "mla: error: out of memory (" + ex.getMessage() + "): give the JVM more heap "
+                        + "(MLA_JAVA_OPTS=-Xmx16g for ./mla) or ask for less", BAD_INPUT);
+            }
+            if (System.getenv("MLA_DEBUG") != null) ex.printStackTrace(cmd.getErr());
+            return fail(cmd.getErr(), "mla: internal error: " + ex + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
         });
-        cl.setParameterExceptionHandler((ex, args) -> {
-            ex.getCommandLine().getErr().println("mla: error: " + ex.getMessage() + " (see: mla " 
-                    + ex.getCommandLine().getCommandName() + " --help)");
-            return BAD_INPUT;
-        });
+        cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + ex.getMessage() + " (see: mla "
+                + ex.getCommandLine().getCommandName() + " --help)", BAD_INPUT));
         return cl;
     }
 
@@ -50,6 +61,12 @@ public final class MlaCommand implements Runnable {
             String v = MlaCommand.class.getPackage().getImplementationVersion();
             return new String[] {"TornadoMLA " + (v == null ? "(version unknown: not run from a jar)" : v)};
         }
+    }
+
+    private static int fail(PrintWriter err, String line, int code) {
+        err.println(MlaException.oneLine(line));
+        err.flush();
+        return code;
     }
 
     public static void main(String[] args) {

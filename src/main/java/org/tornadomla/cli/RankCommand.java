@@ -9,7 +9,9 @@ import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
+import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.OutputFiles;
 import org.tornadomla.analysis.LowRank;
 import org.tornadomla.analysis.MhaToMla;
 import org.tornadomla.weights.MlaWeights;
@@ -20,11 +22,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.awt.Color;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -82,33 +81,56 @@ public final class RankCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /** Largest side of the Gram matrix analysed (its eigendecomposition is O(n³) in double precision). */
+    static final int MAX_GRAM = 16384;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        if (headDim < 1 || (heads != null && heads < 1)) throw new MlaException("--heads and --head-dim must be >= 1");
         if (generate) return generate(out);
         if (weights == null) throw new MlaException("--weights is required (or --generate --output FILE to make a layer to analyse)");
         if (toMla != null && output == null) throw new MlaException("--to-mla needs --output FILE");
+        if (layer < 0) throw new MlaException("--layer must be >= 0, found " + layer);
+        for (double e : energy) {
+            if (!(e > 0 && e <= 1)) throw new MlaException("--energy fractions must be in (0, 1], found " + e);
+        }
         String p = MlaWeights.prefix(layer);
         float[] m, wk = null, wv = null;
         int rows, cols;
         String what;
+        List<Path> inputs = new ArrayList<>();
         try (TensorSource src = TensorSource.open(weights)) {
+            inputs.addAll(src.files());
+            if (output != null) OutputFiles.check(output, inputs);
+            if (chart != null) OutputFiles.check(chart, inputs);
+            if (output != null && chart != null && output.toAbsolutePath().normalize().equals(chart.toAbsolutePath().normalize())) {
+                throw new MlaException("--output and --chart name the same file " + output);
+            }
             TensorInfo kvb = src.info(p + "kv_b_proj.weight"), k = src.info(p + "k_proj.weight"), v = src.info(p + "v_proj.weight");
             if (kvb != null) {
                 if (toMla != null) throw new MlaException("--to-mla converts an MHA/GQA layer; " + p + "kv_b_proj.weight is already MLA");
-                rows = (int) kvb.shape()[0];
-                cols = (int) kvb.shape()[1];
-                m = src.readFloats(kvb.name());
+                long[] shape = matrix(kvb);
+                rows = (int) shape[0];
+                cols = (int) shape[1];
+                m = finite(kvb.name(), src.readFloats(kvb.name()));
                 what = "kv_b_proj " + kvb.shapeString() + " (MLA: rank ≤ kv_lora_rank " + cols + ")";
             } else if (k != null && v != null) {
                 k.requireShape(v.shape());
-                if (k.shape().length != 2) throw new MlaException("tensor '" + k.name() + "': expected a matrix, found " + k.shapeString());
-                int kvRows = (int) k.shape()[0];
-                cols = (int) k.shape()[1];
-                rows = 2 * kvRows;
-                wk = src.readFloats(k.name());
-                wv = src.readFloats(v.name());
-                m = new float[rows * cols];
+                long[] shape = matrix(k);
+                int kvRows = (int) shape[0];
+                cols = (int) shape[1];
+                rows = Memory.arrayLength(2L * kvRows, "[k_proj; v_proj] rows");
+                if (toMla != null && heads != null) {
+                    int kvh = kvRows / headDim;
+                    if (kvh < 1 || kvh * headDim != kvRows || heads % kvh != 0) {
+                        throw new MlaException("--heads " + heads + " and --head-dim " + headDim + " do not fit k_proj's " + kvRows + " rows");
+                    }
+                    Memory.require(8L * 32 * heads * headDim + 8L * 4 * 32 * kvRows, "the attention-output error of --heads " + heads);
+                }
+                m = new float[Memory.arrayLength((long) rows * cols, "[k_proj; v_proj]")];
+                wk = finite(k.name(), src.readFloats(k.name()));
+                wv = finite(v.name(), src.readFloats(v.name()));
                 System.arraycopy(wk, 0, m, 0, wk.length);
                 System.arraycopy(wv, 0, m, wk.length, wv.length);
                 what = "[k_proj; v_proj] " + MlaException.shape(rows, cols) + " (MHA/GQA)";
@@ -116,6 +138,13 @@ public final class RankCommand implements Callable<Integer> {
                 throw new MlaException("layer " + layer + " has neither " + p + "kv_b_proj.weight nor " + p + "k_proj.weight and v_proj.weight");
             }
         }
+        int n = Math.min(rows, cols);
+        if (n > MAX_GRAM) throw new MlaException("the matrix is " + rows + " × " + cols + "; rank analyses matrices with a side of at most " + MAX_GRAM);
+        Memory.require(8L * rows * cols + 8L * 4 * n * n, "the rank analysis of a " + rows + " × " + cols + " matrix");
+        if (ranks != null) {
+            for (int r : ranks) if (r < 1 || r > n) throw new MlaException("--ranks must be in 1 … " + n + ", found " + r);
+        }
+        if (toMla != null && (toMla < 1 || toMla > n)) throw new MlaException("--to-mla rank must be in 1 … " + n + ", found " + toMla);
         out.printf("rank of %s, layer %d%n", what, layer);
         long t0 = System.nanoTime();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -133,18 +162,19 @@ public final class RankCommand implements Callable<Integer> {
                 out.printf("  %s%n", line);
                 out.flush();
             });
+        } catch (org.apache.commons.math3.exception.MathRuntimeException e) {
+            throw new MlaException("the eigendecomposition failed (" + e.getMessage() + ")", e);
         } finally {
             ticker.shutdownNow();
         }
         out.printf("  done in %.1f s%n%n", (System.nanoTime() - t0) / 1e9);
-        int n = lr.sigma.length;
         out.printf("singular values: σ1 %.4g, σ%d %.4g, σ%d %.4g%n", lr.sigma[0], Math.min(n, 16), lr.sigma[Math.min(n, 16) - 1], n, lr.sigma[n - 1]);
         for (double e : energy) out.printf("effective rank at %.1f%% of the energy: %d of %d%n", 100 * e, lr.effectiveRank(e), n);
         List<Integer> rs = ranks != null ? ranks : powersOfTwo(n);
         out.printf("%nrank r   ||M − M_r||_F / ||M||_F%n");
         for (int r : rs) out.printf("%6d   %.3e%n", r, lr.relativeError(r));
         if (chart != null) {
-            writeChart(chart, lr, what);
+            writeChart(chart, inputs, lr, what);
             out.printf("wrote %s%n", chart);
         }
         if (toMla != null) {
@@ -155,14 +185,11 @@ public final class RankCommand implements Callable<Integer> {
             new SafeTensorsWriter().metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + r)
                     .add(p + "kv_a_proj.weight", new long[] {r, cols}, f[0])
                     .add(p + "k_up_proj.weight", new long[] {kvRows, r}, wuk)
-                    .add(p + "v_up_proj.weight", new long[] {kvRows, r}, wuv).write(output);
+                    .add(p + "v_up_proj.weight", new long[] {kvRows, r}, wuv).write(output, inputs);
             out.printf("%nwrote %s: W_DKV kv_a_proj [%d, %d], W_UK k_up_proj [%d, %d], W_UV v_up_proj [%d, %d]; cache per token and layer %d numbers instead of %d%n",
                     output, r, cols, kvRows, r, kvRows, r, r, rows);
             if (heads != null) {
-                int kvh = kvRows / headDim;
-                if (kvh * headDim != kvRows || heads % kvh != 0) {
-                    throw new MlaException("--heads " + heads + " and --head-dim " + headDim + " do not fit k_proj's " + kvRows + " rows");
-                }
+                int kvh = kvRows / headDim;            // checked above to fit
                 double err = MhaToMla.outputError(wk, wv, f[0], f[1], r, cols, heads, kvh, headDim, 32, 7);
                 out.printf("attention-output error on 32 random tokens (no RoPE): %.3e relative to the original layer%n", err);
             } else {
@@ -170,6 +197,22 @@ public final class RankCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** The tensor's shape, which must be a matrix of at least 1 × 1 and fit one Java array. */
+    private static long[] matrix(TensorInfo t) {
+        long[] shape = t.shape();
+        if (shape.length != 2 || shape[0] < 1 || shape[1] < 1 || t.numel() > Memory.MAX_ARRAY) {
+            throw new MlaException("tensor " + MlaException.quote(t.name()) + ": expected a non-empty matrix, found " + t.shapeString());
+        }
+        return shape;
+    }
+
+    private static float[] finite(String name, float[] a) {
+        for (int i = 0; i < a.length; i++) {
+            if (!Float.isFinite(a[i])) throw new MlaException("tensor " + MlaException.quote(name) + " holds " + a[i] + " at flat index " + i + "; weights must be finite");
+        }
+        return a;
     }
 
     private static List<Integer> powersOfTwo(int n) {
@@ -182,7 +225,11 @@ public final class RankCommand implements Callable<Integer> {
     /** An MHA/GQA layer whose [k_proj; v_proj] has rank {@code plantedRank} (plus 1e-4 noise). */
     private Integer generate(PrintWriter out) {
         if (output == null) throw new MlaException("--generate needs --output FILE");
-        int kvRows = kvHeads * headDim;
+        if (hidden < 1 || kvHeads < 1) throw new MlaException("--hidden and --kv-heads must be >= 1");
+        OutputFiles.check(output, List.of());
+        int kvRows = Memory.arrayLength((long) kvHeads * headDim, "k_proj rows");
+        Memory.arrayLength(2L * kvRows * hidden, "[k_proj; v_proj]");
+        Memory.require(4L * 2 * (2L * kvRows * hidden) + 4L * plantedRank * (2L * kvRows + hidden), "the generated layer");
         if (plantedRank < 1 || plantedRank > Math.min(2 * kvRows, hidden)) {
             throw new MlaException("--planted-rank must be in 1 … " + Math.min(2 * kvRows, hidden) + ", found " + plantedRank);
         }
@@ -202,13 +249,13 @@ public final class RankCommand implements Callable<Integer> {
         new SafeTensorsWriter().metadata("planted_rank", Integer.toString(plantedRank))
                 .add(p + "k_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, 0, kvRows * hidden))
                 .add(p + "v_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, kvRows * hidden, m.length))
-                .write(output);
+                .write(output, List.of());
         out.printf("wrote %s: k_proj and v_proj [%d, %d] (%d KV heads × %d), [k_proj; v_proj] of rank %d plus 1e-4 noise%n",
                 output, kvRows, hidden, kvHeads, headDim, plantedRank);
         return 0;
     }
 
-    private static void writeChart(Path png, LowRank lr, String what) {
+    private static void writeChart(Path png, List<Path> inputs, LowRank lr, String what) {
         XYSeries s = new XYSeries("σ_i"), e = new XYSeries("||M − M_r||_F / ||M||_F");
         for (int i = 0; i < lr.sigma.length; i++) {
             if (lr.sigma[i] > 0) s.add(i + 1, lr.sigma[i]);
@@ -221,15 +268,7 @@ public final class RankCommand implements Callable<Integer> {
         plot.add(sub(new XYSeriesCollection(e), "relative error (log)"), 1);
         JFreeChart chart = new JFreeChart("Low-rank structure of " + what, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
         chart.setBackgroundPaint(Color.WHITE);
-        try {
-            Path abs = png.toAbsolutePath();
-            Files.createDirectories(abs.getParent());
-            Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-            ChartUtils.saveChartAsPNG(tmp.toFile(), chart, 900, 700);
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException ex) {
-            throw new MlaException("cannot write chart " + png + ": " + ex.getMessage(), ex);
-        }
+        OutputFiles.write(png, inputs, out -> ChartUtils.writeChartAsPNG(out, chart, 900, 700));
     }
 
     private static XYPlot sub(XYSeriesCollection data, String label) {

@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
@@ -7,10 +8,12 @@ import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.io.OutputFiles;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.SafeTensorsFile;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
+import org.tornadomla.weights.TensorSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -60,35 +63,70 @@ public final class RunLayerCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         AttentionOptions opt = kernel.options(AttentionPath.parse(path));
         CacheDtype dtype = kernel.dtype();
+        List<Path> inputs = new ArrayList<>(List.of(config, input));
         MlaConfig cfg = MlaConfig.load(config);
-        MlaWeights w = MlaWeights.load(weights, cfg, layer);
+        MlaWeights w;
+        try (TensorSource src = TensorSource.open(weights)) {
+            inputs.addAll(src.files());
+            OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
+            w = MlaWeights.load(src, cfg, layer);
+        }
         int d = cfg.hiddenSize();
 
         float[] prefill;
         List<float[]> decodes = new ArrayList<>();
         int batch, tokens;
         try (SafeTensorsFile in = SafeTensorsFile.open(input)) {
+            int steps = decodeSteps(in);
             TensorInfo p = require(in, "prefill_input", "[B, T, " + d + "]");
-            if (p.shape().length != 3 || p.shape()[2] != d || p.shape()[0] < 1 || p.shape()[1] < 1) {
+            long[] ps = p.shape();
+            if (ps.length != 3 || ps[2] != d || ps[0] < 1 || ps[1] < 1 || p.numel() > Memory.MAX_ARRAY) {
                 throw new MlaException("tensor 'prefill_input': expected shape [B, T, " + d + "], found " + p.shapeString());
             }
-            batch = (int) p.shape()[0];
-            tokens = (int) p.shape()[1];
-            prefill = in.readFloats("prefill_input");
-            for (int k = 0; in.info("decode_input_" + k) != null; k++) {
-                TensorInfo di = require(in, "decode_input_" + k, "");
-                di.requireShape(batch, 1, d);
-                decodes.add(in.readFloats(di.name()));
+            batch = (int) ps[0];
+            tokens = (int) ps[1];
+            if ((long) tokens + steps > cfg.maxPositionEmbeddings()) {
+                throw new MlaException("prefill of " + tokens + " tokens and " + steps + " decode steps reach position " + (tokens + steps - 1L)
+                        + ", past max_position_embeddings " + cfg.maxPositionEmbeddings());
             }
+            for (int k = 0; k < steps; k++) require(in, "decode_input_" + k, "").requireShape(batch, 1, d);
+            prefill = in.readFloats("prefill_input");
+            for (int k = 0; k < steps; k++) decodes.add(in.readFloats("decode_input_" + k));
         }
         try (MlaLayer mla = new MlaLayer(w, kernel.executor(out, "java-reference"))) {
-            run(out, mla, opt, dtype, batch, tokens, prefill, decodes);
+            run(out, mla, opt, dtype, batch, tokens, prefill, decodes, inputs);
         }
         return 0;
     }
 
+    /**
+     * The number of decode steps: decode_input_0 … decode_input_{K−1}, without a gap. Any other tensor than
+     * those and prefill_input is an error: it would otherwise be silently left out.
+     */
+    private static int decodeSteps(SafeTensorsFile in) {
+        java.util.TreeSet<Integer> steps = new java.util.TreeSet<>();
+        for (String name : in.names()) {
+            if (name.equals("prefill_input")) continue;
+            if (name.matches("decode_input_(0|[1-9][0-9]{0,8})")) {
+                steps.add(Integer.parseInt(name.substring("decode_input_".length())));
+                continue;
+            }
+            throw new MlaException("input " + in.path() + " holds tensor " + MlaException.quote(name)
+                    + ", which run-layer does not use (expected prefill_input and decode_input_0, decode_input_1, …)");
+        }
+        int k = 0;
+        for (int step : steps) {
+            if (step != k) {
+                throw new MlaException("input " + in.path() + " has decode_input_" + step + " but no decode_input_" + k
+                        + ": decode steps must run from 0 without a gap");
+            }
+            k++;
+        }
+        return k;
+    }
+
     private void run(PrintWriter out, MlaLayer mla, AttentionOptions opt, CacheDtype dtype, int batch, int tokens,
-                     float[] prefill, List<float[]> decodes) {
+                     float[] prefill, List<float[]> decodes, List<Path> inputs) {
         MlaConfig cfg = mla.config();
         int d = cfg.hiddenSize();
         int capacity = tokens + decodes.size();
@@ -114,7 +152,7 @@ public final class RunLayerCommand implements Callable<Integer> {
         }
         writer.add("kv_cache", new long[] {batch, capacity, dc}, kv);
         writer.add("pe_cache", new long[] {batch, capacity, dr}, pe);
-        writer.write(output);
+        writer.write(output, inputs);
         out.printf("wrote %s (%d tensors)%n", output, 3 + decodes.size());
     }
 
@@ -122,7 +160,7 @@ public final class RunLayerCommand implements Callable<Integer> {
         TensorInfo t = in.info(name);
         if (t == null) throw new MlaException("input " + in.path() + " has no tensor '" + name + "' (expected shape " + shape + ")");
         if (!t.dtype().isFloat()) {
-            throw new MlaException("tensor '" + name + "': expected dtype F32, BF16 or F16, found " + t.dtype());
+            throw new MlaException("tensor '" + name + "': expected dtype F32, BF16, F16 or F64, found " + t.dtype());
         }
         return t;
     }

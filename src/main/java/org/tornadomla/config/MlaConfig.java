@@ -2,16 +2,13 @@ package org.tornadomla.config;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.Json;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * The attention geometry of one DeepSeek MLA layer, with Hugging Face {@code config.json} names.
@@ -24,6 +21,20 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
                         int qkRopeHeadDim, int vHeadDim, double ropeTheta, double rmsNormEps,
                         int maxPositionEmbeddings, int numHiddenLayers, RopeScaling ropeScaling) {
 
+    /** Largest Java array: every weight matrix of a config must fit in one. */
+    static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
+    /**
+     * Largest |softmax scale| and |cos/sin multiplier| accepted (real configs: about 0.1 and 1). Beyond this,
+     * query·key products of ordinary activations overflow float and every output is NaN.
+     */
+    public static final double MAX_SCALE = 1e4;
+
+    /**
+     * Checks every value, and what the kernels compute from them, so that a config that loads gives finite
+     * outputs for finite inputs: dimensions positive and small enough for every weight to fit one Java array,
+     * rope_theta, rms_norm_eps and the YaRN values finite (eps also as a float), the softmax scale and the
+     * cos/sin multiplier finite and at most {@link #MAX_SCALE} as floats, the RoPE frequencies finite.
+     */
     public MlaConfig {
         positive("hidden_size", hiddenSize);
         positive("num_attention_heads", numHeads);
@@ -38,20 +49,53 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
             throw new MlaException("invalid config: qk_rope_head_dim must be even (RoPE rotates pairs), found " + qkRopeHeadDim);
         if (!(ropeTheta > 1) || Double.isInfinite(ropeTheta))
             throw new MlaException("invalid config: rope_theta must be a finite number > 1, found " + ropeTheta);
-        if (!(rmsNormEps > 0) || Double.isInfinite(rmsNormEps))
-            throw new MlaException("invalid config: rms_norm_eps must be a finite number > 0, found " + rmsNormEps);
+        float eps = (float) rmsNormEps;
+        if (!(rmsNormEps > 0) || !(eps > 0) || Float.isInfinite(eps))
+            throw new MlaException("invalid config: rms_norm_eps must be a number > 0 that is finite and not 0 as a float, found " + rmsNormEps);
+        long h = numHeads, qk = (long) qkNopeHeadDim + qkRopeHeadDim;
+        fits("q_b_proj", h * qk * Math.max(1, qLoraRank));
+        fits("q_proj", h * qk * hiddenSize);
+        fits("q_a_proj", (long) Math.max(1, qLoraRank) * hiddenSize);
+        fits("kv_a_proj_with_mqa", ((long) kvLoraRank + qkRopeHeadDim) * hiddenSize);
+        fits("kv_b_proj", h * ((long) qkNopeHeadDim + vHeadDim) * kvLoraRank);
+        fits("o_proj", (long) hiddenSize * h * vHeadDim);
         if (ropeScaling != null) {
-            if (!(ropeScaling.factor() > 0))
-                throw new MlaException("invalid config: rope_scaling.factor must be > 0, found " + ropeScaling.factor());
-            positive("rope_scaling.original_max_position_embeddings", ropeScaling.originalMaxPositionEmbeddings());
-            if (!(ropeScaling.betaFast() > 0) || !(ropeScaling.betaSlow() > 0))
-                throw new MlaException("invalid config: rope_scaling.beta_fast and beta_slow must be > 0, found "
-                        + ropeScaling.betaFast() + " and " + ropeScaling.betaSlow());
+            RopeScaling y = ropeScaling;
+            if (!(y.factor() > 0) || Double.isInfinite(y.factor()))
+                throw new MlaException("invalid config: rope_scaling.factor must be a finite number > 0, found " + y.factor());
+            positive("rope_scaling.original_max_position_embeddings", y.originalMaxPositionEmbeddings());
+            if (!(y.betaFast() > 0) || !(y.betaSlow() > 0) || Double.isInfinite(y.betaFast()) || Double.isInfinite(y.betaSlow()))
+                throw new MlaException("invalid config: rope_scaling.beta_fast and beta_slow must be finite numbers > 0, found "
+                        + y.betaFast() + " and " + y.betaSlow());
+            if (!Double.isFinite(y.mscale()) || !Double.isFinite(y.mscaleAllDim()))
+                throw new MlaException("invalid config: rope_scaling.mscale and mscale_all_dim must be finite numbers, found "
+                        + y.mscale() + " and " + y.mscaleAllDim());
+            scaleInRange("the cos/sin multiplier mscale(factor, mscale) / mscale(factor, mscale_all_dim)", y.cosSinScale());
+        }
+        double softmax = 1.0 / Math.sqrt(qk) * (ropeScaling == null ? 1.0 : ropeScaling.softmaxScaleFactor());
+        scaleInRange("the softmax scale (d_n + d_r)^-1/2 · mscale(factor, mscale_all_dim)²", softmax);
+        for (float f : RopeFrequencies.inverseFrequencies(qkRopeHeadDim, ropeTheta, ropeScaling)) {
+            if (!Float.isFinite(f)) throw new MlaException("invalid config: rope_theta " + ropeTheta + " and rope_scaling give a RoPE frequency of " + f);
         }
     }
 
     private static void positive(String name, int v) {
         if (v <= 0) throw new MlaException("invalid config: " + name + " must be > 0, found " + v);
+    }
+
+    private static void fits(String weight, long numbers) {
+        if (numbers > MAX_ARRAY) {
+            throw new MlaException("invalid config: " + weight + " would hold " + numbers + " numbers, more than one Java array holds ("
+                    + MAX_ARRAY + ")");
+        }
+    }
+
+    private static void scaleInRange(String what, double v) {
+        float f = (float) v;
+        if (!Float.isFinite(f) || Math.abs(f) > MAX_SCALE) {
+            throw new MlaException("invalid config: " + what + " is " + v + "; it must be finite and at most " + (long) MAX_SCALE
+                    + " in magnitude (rope_scaling's factor, mscale and mscale_all_dim set it)");
+        }
     }
 
     /** d_n + d_r: the width of one head's query and key. */
@@ -95,30 +139,26 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     }
 
     /** The preset names {@link #preset(String)} knows. */
-    public static final String[] PRESETS = {"deepseek-v3", "deepseek-v2-lite"};
+    public static final List<String> PRESETS = List.of("deepseek-v3", "deepseek-v2-lite");
 
     public static MlaConfig preset(String name) {
+        Objects.requireNonNull(name, "name");
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "deepseek-v3" -> deepseekV3();
             case "deepseek-v2-lite" -> deepseekV2Lite();
-            default -> throw new MlaException("unknown preset '" + name + "' (expected one of: "
+            default -> throw new MlaException("unknown preset " + MlaException.quote(name) + " (expected one of: "
                     + String.join(", ", PRESETS) + ")");
         };
     }
 
     // ---------------------------------------------------------------- config.json
 
+    /** Reads a config.json file (strict JSON, at most {@link Json#MAX_CONFIG_BYTES}). */
     public static MlaConfig load(Path configJson) {
-        String text;
+        Objects.requireNonNull(configJson, "configJson");
+        JsonElement root = Json.readFile(configJson, Json.MAX_CONFIG_BYTES, "config");
         try {
-            text = Files.readString(configJson, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new MlaException("config file not found: " + configJson);
-        } catch (IOException e) {
-            throw new MlaException("cannot read config " + configJson + ": " + e.getMessage(), e);
-        }
-        try {
-            return fromJson(text);
+            return fromJson(root);
         } catch (MlaException e) {
             throw new MlaException(configJson + ": " + e.getMessage(), e);
         }
@@ -126,62 +166,63 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
 
     /** Reads a Hugging Face DeepSeek config.json; fields this library does not use are ignored. */
     public static MlaConfig fromJson(String json) {
-        JsonObject o;
+        Objects.requireNonNull(json, "json");
+        JsonElement e;
         try {
-            JsonElement e = JsonParser.parseString(json);
-            if (!e.isJsonObject()) throw new MlaException("invalid config: expected a JSON object, found " + kind(e));
-            o = e.getAsJsonObject();
-        } catch (JsonParseException e) {
-            throw new MlaException("invalid config: not valid JSON (" + e.getMessage() + ")", e);
+            e = Json.parse(json);
+        } catch (MlaException x) {
+            throw new MlaException("invalid config: " + x.getMessage(), x);
         }
+        return fromJson(e);
+    }
+
+    private static MlaConfig fromJson(JsonElement e) {
+        if (!e.isJsonObject()) throw new MlaException("invalid config: expected a JSON object, found " + Json.describe(e));
+        JsonObject o = e.getAsJsonObject();
         RopeScaling scaling = null;
         JsonElement rs = o.get("rope_scaling");
         if (rs != null && !rs.isJsonNull()) {
-            if (!rs.isJsonObject()) throw new MlaException("invalid config: rope_scaling must be an object or null, found " + kind(rs));
+            if (!rs.isJsonObject()) throw new MlaException("invalid config: rope_scaling must be an object or null, found " + Json.describe(rs));
             JsonObject r = rs.getAsJsonObject();
-            String type = optString(r, "type", optString(r, "rope_type", null));
+            String type = optString(r, "type", "rope_scaling.type");
+            if (type == null) type = optString(r, "rope_type", "rope_scaling.rope_type");
             if (type == null)
                 throw new MlaException("invalid config: rope_scaling has neither 'type' nor 'rope_type' (expected \"yarn\")");
             if (!type.equals("yarn"))
-                throw new MlaException("invalid config: unsupported rope_scaling type '" + type + "' (supported: yarn)");
-            if (!r.has("factor")) throw new MlaException("invalid config: rope_scaling of type yarn needs 'factor'");
-            scaling = new RopeScaling(num(r, "factor", 0), (int) num(r, "original_max_position_embeddings", 4096),
-                    num(r, "beta_fast", 32), num(r, "beta_slow", 1), num(r, "mscale", 1), num(r, "mscale_all_dim", 0));
+                throw new MlaException("invalid config: unsupported rope_scaling type " + MlaException.quote(type) + " (supported: yarn)");
+            if (!r.has("factor") || r.get("factor").isJsonNull()) throw new MlaException("invalid config: rope_scaling of type yarn needs 'factor'");
+            scaling = new RopeScaling(num(r, "factor", 0, "rope_scaling."),
+                    optInt(r, "original_max_position_embeddings", 4096, "rope_scaling."),
+                    num(r, "beta_fast", 32, "rope_scaling."), num(r, "beta_slow", 1, "rope_scaling."),
+                    num(r, "mscale", 1, "rope_scaling."), num(r, "mscale_all_dim", 0, "rope_scaling."));
         }
-        return new MlaConfig(req(o, "hidden_size"), req(o, "num_attention_heads"), (int) num(o, "q_lora_rank", 0),
+        return new MlaConfig(req(o, "hidden_size"), req(o, "num_attention_heads"), optInt(o, "q_lora_rank", 0, ""),
                 req(o, "kv_lora_rank"), req(o, "qk_nope_head_dim"), req(o, "qk_rope_head_dim"), req(o, "v_head_dim"),
-                num(o, "rope_theta", 10000), num(o, "rms_norm_eps", 1e-6), req(o, "max_position_embeddings"),
-                (int) num(o, "num_hidden_layers", 1), scaling);
-    }
-
-    private static String kind(JsonElement e) {
-        return e.isJsonArray() ? "an array" : e.isJsonPrimitive() ? "'" + e + "'" : e.isJsonNull() ? "null" : "an object";
+                num(o, "rope_theta", 10000, ""), num(o, "rms_norm_eps", 1e-6, ""), req(o, "max_position_embeddings"),
+                optInt(o, "num_hidden_layers", 1, ""), scaling);
     }
 
     private static int req(JsonObject o, String key) {
         JsonElement e = o.get(key);
         if (e == null || e.isJsonNull()) throw new MlaException("invalid config: missing '" + key + "'");
-        double v = number(key, e);
-        if (v != Math.rint(v) || Math.abs(v) > Integer.MAX_VALUE)
-            throw new MlaException("invalid config: " + key + " must be an integer, found " + e);
-        return (int) v;
+        return Json.integer(e, "invalid config: " + key);
     }
 
-    /** A number, or the default when the key is absent or null (HF writes "q_lora_rank": null). */
-    private static double num(JsonObject o, String key, double dflt) {
+    /** An integer, or the default when the key is absent or null (HF writes "q_lora_rank": null). */
+    private static int optInt(JsonObject o, String key, int dflt, String prefix) {
         JsonElement e = o.get(key);
-        return e == null || e.isJsonNull() ? dflt : number(key, e);
+        return e == null || e.isJsonNull() ? dflt : Json.integer(e, "invalid config: " + prefix + key);
     }
 
-    private static double number(String key, JsonElement e) {
-        if (!e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber())
-            throw new MlaException("invalid config: " + key + " must be a number, found " + e);
-        return e.getAsDouble();
-    }
-
-    private static String optString(JsonObject o, String key, String dflt) {
+    /** A number, or the default when the key is absent or null. */
+    private static double num(JsonObject o, String key, double dflt, String prefix) {
         JsonElement e = o.get(key);
-        return e == null || e.isJsonNull() ? dflt : e.getAsString();
+        return e == null || e.isJsonNull() ? dflt : Json.number(e, "invalid config: " + prefix + key);
+    }
+
+    private static String optString(JsonObject o, String key, String name) {
+        JsonElement e = o.get(key);
+        return e == null || e.isJsonNull() ? null : Json.string(e, "invalid config: " + name);
     }
 
     /** The config as HF config.json text (the fields this library reads). */

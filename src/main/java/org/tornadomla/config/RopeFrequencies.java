@@ -10,14 +10,18 @@ public final class RopeFrequencies {
 
     /** f_i = θ^(−2i/d_r), blended with f_i/F by the YaRN ramp when rope_scaling is set. */
     public static float[] inverseFrequencies(MlaConfig c) {
-        int half = c.qkRopeHeadDim() / 2;
+        return inverseFrequencies(c.qkRopeHeadDim(), c.ropeTheta(), c.ropeScaling());
+    }
+
+    /** The same from the config's values (what {@link MlaConfig} checks before it exists). */
+    static float[] inverseFrequencies(int dr, double theta, RopeScaling y) {
+        int half = dr / 2;
         double[] f = new double[half];
         for (int i = 0; i < half; i++) {
-            f[i] = 1.0 / Math.pow(c.ropeTheta(), 2.0 * i / c.qkRopeHeadDim());
+            f[i] = 1.0 / Math.pow(theta, 2.0 * i / dr);
         }
-        RopeScaling y = c.ropeScaling();
         if (y != null) {
-            double[] lowHigh = correctionRange(c);
+            double[] lowHigh = correctionRange(dr, theta, y);
             double low = lowHigh[0];
             double high = lowHigh[1];
             if (low == high) high += 0.001;
@@ -33,16 +37,18 @@ public final class RopeFrequencies {
 
     /** YaRN's [low, high]: low = max(floor(corr(βf)), 0), high = min(ceil(corr(βs)), d_r − 1). */
     public static double[] correctionRange(MlaConfig c) {
-        RopeScaling y = c.ropeScaling();
-        double low = Math.max(Math.floor(correctionDim(c, y.betaFast())), 0);
-        double high = Math.min(Math.ceil(correctionDim(c, y.betaSlow())), c.qkRopeHeadDim() - 1);
+        return correctionRange(c.qkRopeHeadDim(), c.ropeTheta(), c.ropeScaling());
+    }
+
+    private static double[] correctionRange(int dr, double theta, RopeScaling y) {
+        double low = Math.max(Math.floor(correctionDim(dr, theta, y, y.betaFast())), 0);
+        double high = Math.min(Math.ceil(correctionDim(dr, theta, y, y.betaSlow())), dr - 1);
         return new double[] {low, high};
     }
 
     /** corr(n) = d_r·ln(L0 / (2πn)) / (2·ln θ). */
-    static double correctionDim(MlaConfig c, double rotations) {
-        return c.qkRopeHeadDim() * Math.log(c.ropeScaling().originalMaxPositionEmbeddings() / (rotations * 2 * Math.PI))
-                / (2 * Math.log(c.ropeTheta()));
+    private static double correctionDim(int dr, double theta, RopeScaling y, double rotations) {
+        return dr * Math.log(y.originalMaxPositionEmbeddings() / (rotations * 2 * Math.PI)) / (2 * Math.log(theta));
     }
 
     /** HF's multiplier of cos and sin: 1 without YaRN. */

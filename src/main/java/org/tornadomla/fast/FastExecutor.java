@@ -23,7 +23,11 @@ import java.util.concurrent.ForkJoinTask;
  * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
  * reference kernels paired with them ({@link #kernels()}), and the reference kernels for the rest (the cheap
  * ones: norms, RoPE, cache append). Results match the reference within float rounding (the sums are taken
- * in another order). Holds no per-run state: one instance may serve several threads and layers.
+ * in another order).
+ *
+ * <p>One executor may be shared by threads that run different graphs at the same time: it holds no per-run
+ * state (the kernel pairs are fixed when the class loads), and the kernels keep their scratch per thread.
+ * (One graph, like one {@code MlaLayer}, must not run in two threads at once: its buffers are shared.)
  */
 public final class FastExecutor extends JvmExecutor {
     /**

@@ -45,7 +45,8 @@ public final class VectorKernels {
     private static final float[] E4M3 = new float[256];
 
     static {
-        for (int b = 0; b < 256; b++) E4M3[b] = org.tornadomla.kernels.Fp8.decode((byte) b, org.tornadomla.kernels.Bf16.POW2);
+        float[] pow2 = org.tornadomla.kernels.Bf16.pow2();
+        for (int b = 0; b < 256; b++) E4M3[b] = org.tornadomla.kernels.Fp8.decode((byte) b, pow2);
     }
 
     private static final ThreadLocal<float[]> ROW_BUF = ThreadLocal.withInitial(() -> new float[0]);
@@ -182,7 +183,7 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ absorbed attention
 
-    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                       float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr;
@@ -200,8 +201,8 @@ public final class VectorKernels {
             float[] buf = dtype != CacheLayout.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
+                float[] src = dtype != CacheLayout.F32 ? buf : kvFloats;
+                int off = rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, nj, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, nj, dc, dr, scores, sOff, j0, scale);
             }
         });
@@ -275,11 +276,13 @@ public final class VectorKernels {
             int r = rh / heads;
             int len = seqStart[r / tokens] + r % tokens + 1;
             int base = rh * capacity;
-            FloatVector vmax = FloatVector.broadcast(SPECIES, Softmax.NEG_INF);
+            // the max starts at the first score (Softmax's convention: every finite score handled exactly)
+            FloatVector vmax = FloatVector.broadcast(SPECIES, scores[base]);
             int j = 0;
             for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(SPECIES, scores, base + j));
             float max = vmax.reduceLanes(VectorOperators.MAX);
             for (; j < len; j++) max = Math.max(max, scores[base + j]);
+            max = Softmax.shift(max);
             FloatVector vm = FloatVector.broadcast(SPECIES, max), vsum = FloatVector.zero(SPECIES);
             for (j = 0; j <= len - L; j += L) {
                 FloatVector e = FloatVector.fromArray(SPECIES, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
@@ -292,14 +295,14 @@ public final class VectorKernels {
                 scores[base + j] = e;
                 sum += e;
             }
-            float inv = 1f / sum;
+            float inv = sum > 0f ? 1f / sum : 0f;        // 0: every score is −∞, every weight 0
             FloatVector vinv = FloatVector.broadcast(SPECIES, inv);
             for (j = 0; j <= len - L; j += L) FloatVector.fromArray(SPECIES, scores, base + j).mul(vinv).intoArray(scores, base + j);
             for (; j < len; j++) scores[base + j] *= inv;
         });
     }
 
-    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] oLat,
+    public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                       int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
         int w = dc + dr;
         int groups = (heads + GROUP - 1) / GROUP;
@@ -315,8 +318,8 @@ public final class VectorKernels {
             float[] buf = dtype != CacheLayout.F32 ? rowBuffer(ROWS * w) : null;
             for (int j0 = 0; j0 < len; j0 += ROWS) {
                 int nj = Math.min(ROWS, len - j0);
-                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, nj, w, dc, buf);
+                float[] src = dtype != CacheLayout.F32 ? buf : kvFloats;
+                int off = rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, nj, w, dc, buf);
                 valueTile(probs, pOff, j0, nh, src, off, w, nj, dc, oLat, aOff);
             }
         });
@@ -363,8 +366,8 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ tiled (online softmax, split-KV)
 
-    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] sTile,
-                                  float[] oPart, float[] lsePart, int[] seqStart, int batch, int tokens, int capacity, int heads,
+    public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile,
+                                  float[] oPart, float[] mlPart, int[] seqStart, int batch, int tokens, int capacity, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr;
         int groups = (heads + GROUP - 1) / GROUP;
@@ -382,22 +385,24 @@ public final class VectorKernels {
                 tOff[hh] = part * tileSize;          // this head's tile of scores, reused as probabilities
                 aOff[hh] = part * dc;
                 java.util.Arrays.fill(oPart, aOff[hh], aOff[hh] + dc, 0f);
-                m[hh] = Softmax.NEG_INF;
             }
             float[] buf = dtype != CacheLayout.F32 ? rowBuffer(tileSize * w) : null;
             for (int j0 = lo; j0 < hi; j0 += tileSize) {
                 int n = Math.min(tileSize, hi - j0);
-                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0, n, w, dc, buf);
+                float[] src = dtype != CacheLayout.F32 ? buf : kvFloats;
+                int off = rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
                 scoreTile(qLat, qOff, q, peOff, nh, src, off, n, dc, dr, sTile, tOff, 0, scale);
                 for (int hh = 0; hh < nh; hh++) {
-                    float mTile = Softmax.NEG_INF;
-                    for (int jj = 0; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
-                    float mNew = Math.max(m[hh], mTile);
-                    float alpha = (float) Math.exp(m[hh] - mNew);
+                    // as OnlineSoftmax.splitTiles: the max from the first score, the old max scaled away (0 while −∞)
+                    float mTile = sTile[tOff[hh]];
+                    for (int jj = 1; jj < n; jj++) mTile = Math.max(mTile, sTile[tOff[hh] + jj]);
+                    float mNew = j0 == lo ? mTile : Math.max(m[hh], mTile);
+                    float mOld = j0 == lo ? mNew : m[hh];
+                    float shift = Softmax.shift(mNew);
+                    float alpha = (float) Math.exp(mOld - shift);
                     float sum = 0f;
                     for (int jj = 0; jj < n; jj++) {
-                        float e = (float) Math.exp(sTile[tOff[hh] + jj] - mNew);
+                        float e = (float) Math.exp(sTile[tOff[hh] + jj] - shift);
                         sTile[tOff[hh] + jj] = e;
                         sum += e;
                     }
@@ -409,27 +414,35 @@ public final class VectorKernels {
             }
             for (int hh = 0; hh < nh; hh++) {
                 int part = (r * heads + h0 + hh) * numSplits + s;
-                if (l[hh] > 0f) {
-                    scaleInPlace(oPart, aOff[hh], dc, 1f / l[hh]);
-                    lsePart[part] = m[hh] + (float) Math.log(l[hh]);
-                } else {
-                    lsePart[part] = Softmax.NEG_INF;
-                }
+                scaleInPlace(oPart, aOff[hh], dc, l[hh] > 0f ? 1f / l[hh] : 0f);
+                mlPart[2 * part] = l[hh] > 0f ? m[hh] : 0f;
+                mlPart[2 * part + 1] = l[hh];
             }
         });
     }
 
-    /** The split weights exp(lse_s − max lse) once per (row, head), then a vector sum of the split outputs. */
-    public static void combine(float[] oPart, float[] lsePart, float[] oLat, int rows, int heads, int numSplits, int dc) {
+    /** The split weights l_s·exp(m_s − M) once per (row, head), then a vector sum of the split outputs (as OnlineSoftmax.combine). */
+    public static void combine(float[] oPart, float[] mlPart, float[] oLat, int rows, int heads, int numSplits, int dc) {
         IntStream.range(0, rows * heads).parallel().forEach(rh -> {
             int part0 = rh * numSplits;
-            float lseMax = Softmax.NEG_INF;
-            for (int s = 0; s < numSplits; s++) lseMax = Math.max(lseMax, lsePart[part0 + s]);
+            float mMax = 0f;
+            boolean seen = false;
+            for (int s = 0; s < numSplits; s++) {
+                if (mlPart[2 * (part0 + s) + 1] > 0f) {
+                    mMax = seen ? Math.max(mMax, mlPart[2 * (part0 + s)]) : mlPart[2 * (part0 + s)];
+                    seen = true;
+                }
+            }
             float wSum = 0f;
             float[] wts = new float[numSplits];
-            for (int s = 0; s < numSplits; s++) wSum += (wts[s] = (float) Math.exp(lsePart[part0 + s] - lseMax));
+            for (int s = 0; s < numSplits; s++) {
+                float ls = mlPart[2 * (part0 + s) + 1];
+                wSum += (wts[s] = ls > 0f ? ls * (float) Math.exp(mlPart[2 * (part0 + s)] - mMax) : 0f);
+            }
             java.util.Arrays.fill(oLat, rh * dc, rh * dc + dc, 0f);
-            for (int s = 0; s < numSplits; s++) axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
+            if (wSum > 0f) {
+                for (int s = 0; s < numSplits; s++) axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
+            }
         });
     }
 
@@ -442,20 +455,20 @@ public final class VectorKernels {
 
     // ------------------------------------------------------------------ naive (decompressed K/V)
 
-    public static void decompress(float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] wkvB, float[] kvFull,
+    public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB, float[] kvFull,
                                   int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv), w = dc + dr;
         IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
             int b = bj / capacity, j = bj % capacity;
             if (j >= seqStart[b] + tokens) return;
             float[] buf = dtype != CacheLayout.F32 ? rowBuffer(w) : null;
-            float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
-            int off = rows(kvF32, kvBf16, kvInt8, dtype, bj, 1, w, dc, buf);
+            float[] src = dtype != CacheLayout.F32 ? buf : kvFloats;
+            int off = rows(kvFloats, kvHalves, kvBytes, dtype, bj, 1, w, dc, buf);
             for (int o = 0; o < width; o++) kvFull[bj * width + o] = dot(wkvB, o * dc, src, off, dc);
         });
     }
 
-    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                    float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
                                    int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv), w = dc + dr;
@@ -463,8 +476,8 @@ public final class VectorKernels {
             int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
             float[] buf = dtype != CacheLayout.F32 ? rowBuffer(w) : null;
             for (int j = 0; j < len; j++) {
-                float[] src = dtype != CacheLayout.F32 ? buf : kvF32;
-                int off = rows(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, 1, w, dc, buf);
+                float[] src = dtype != CacheLayout.F32 ? buf : kvFloats;
+                int off = rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j, 1, w, dc, buf);
                 float s = dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
                         + dot(q, rh * (dn + dr) + dn, src, off + dc, dr);
                 scores[rh * capacity + j] = s * scale;

@@ -20,7 +20,7 @@ public final class AbsorbedAttention {
     }
 
     /** ABSORBED step 2: score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]). */
-    public static void absorbedScores(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
                                       int dtype, float[] scores, int[] seqStart,
                                       int batch, int tokens, int capacity, int heads, int dn, int dr, int dc,
                                       float scale) {
@@ -29,7 +29,7 @@ public final class AbsorbedAttention {
                 for (@Parallel int j = 0; j < capacity; j++) {
                     int b = r / tokens;
                     if (j <= seqStart[b] + r % tokens) {
-                        scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                        scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvFloats, kvHalves, kvBytes,
                                 dtype, r * heads + h, b * capacity + j, dn, dr, dc);
                     }
                 }
@@ -38,21 +38,21 @@ public final class AbsorbedAttention {
     }
 
     /** q_lat[rh]·c_kv[slot] + q_pe[rh]·k_pe[slot], where rh = r·H + h and slot = b·capacity + j. */
-    static float latentScore(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+    static float latentScore(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                              int rh, int slot, int dn, int dr, int dc) {
         float acc = 0f;
         for (int c = 0; c < dc; c++) {
-            acc += qLat[rh * dc + c] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
+            acc += qLat[rh * dc + c] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, c, dc + dr, dc);
         }
         int qPe = rh * (dn + dr) + dn;
         for (int d = 0; d < dr; d++) {
-            acc += q[qPe + d] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, dc + d, dc + dr, dc);
+            acc += q[qPe + d] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, dc + d, dc + dr, dc);
         }
         return acc;
     }
 
     /** ABSORBED step 4: o_lat[r, h, :] = Σ_j p[r, h, j]·c_kv[b, j, :] (the latent is the value too). */
-    public static void absorbedValues(float[] probs, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+    public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                       float[] oLat, int[] seqStart, int batch, int tokens, int capacity,
                                       int heads, int dc, int dr) {
         for (@Parallel int r = 0; r < batch * tokens; r++) {
@@ -63,7 +63,7 @@ public final class AbsorbedAttention {
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
                     for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j, c, dc + dr, dc);
+                        acc += probs[pBase + j] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j, c, dc + dr, dc);
                     }
                     oLat[(r * heads + h) * dc + c] = acc;
                 }

@@ -6,7 +6,7 @@ package org.tornadomla.kernels;
  *
  * <p>A bf16 value is the top 16 bits of a float: sign, 8-bit exponent e, 7-bit mantissa m. Its value is
  * (128 + m)·2^(e−134) for e &gt; 0 and m·2^(−133) for e = 0. Powers of two come from the table
- * {@link #POW2}: POW2[k] = 2^(k − 150). Encoding rounds to nearest, ties to even, exactly like the usual
+ * {@link #pow2()}: POW2[k] = 2^(k − 150). Encoding rounds to nearest, ties to even, exactly like the usual
  * bit trick ({@link org.tornadomla.weights.Bf16Bits#encode}). Differences from the bit trick, all documented and tested:
  * −0 encodes as +0, NaN encodes as 0x7FC0, and a decoded NaN pattern reads as ±∞.
  */
@@ -16,10 +16,15 @@ public final class Bf16 {
 
     /**
      * POW2[k] = 2^(k − 150) for k ≥ 16; entries above 2^127 are +∞ and never read. Entries 0 … 15, which bf16
-     * never uses, hold the e4m3 table of {@link Fp8}: 2^(e − 10) at e = 1 … 15 and 2^−9 at 0. Pass it to kernels
-     * as is.
+     * never uses, hold the e4m3 table of {@link Fp8}: 2^(e − 10) at e = 1 … 15 and 2^−9 at 0. Private: a
+     * caller changing it would change every decode; kernels get a copy from {@link #pow2()} as an argument.
      */
-    public static final float[] POW2 = pow2Table();
+    private static final float[] POW2 = pow2Table();
+
+    /** A copy of the power-of-two table (see POW2 above) to pass to kernels (host code only). */
+    public static float[] pow2() {
+        return POW2.clone();
+    }
 
     private static float[] pow2Table() {
         float[] t = new float[280];

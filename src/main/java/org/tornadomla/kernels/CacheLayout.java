@@ -13,9 +13,9 @@ package org.tornadomla.kernels;
  * <pre>
  *  dtype  floats (float[], 32-bit part)           halves (short[], 16-bit part)  bytes (byte[], 8-bit part)
  *  F32    the values [slot, w]                     1-element placeholder          1-element placeholder
- *  BF16   the decoding table Bf16.POW2             the values, bf16 [slot, w]     1-element placeholder
+ *  BF16   the decoding table Bf16.pow2()             the values, bf16 [slot, w]     1-element placeholder
  *  INT8   2 scales per slot [slot, 2]: latent, rope  1-element placeholder        the values [slot, w]; value = byte · scale
- *  FP8    Bf16.POW2, then one scale per 128 latent the rope part, bf16 [slot, d_r]  the latent, e4m3 [slot, d_c]
+ *  FP8    Bf16.pow2(), then one scale per 128 latent the rope part, bf16 [slot, d_r]  the latent, e4m3 [slot, d_c]
  *         numbers [slot, ⌈d_c/128⌉]
  * </pre>
  *

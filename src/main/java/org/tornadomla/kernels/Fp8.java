@@ -4,7 +4,7 @@ package org.tornadomla.kernels;
  * FP8 E4M3 (the OCP "e4m3fn" format FlashMLA's cache uses) ↔ float with integer and float arithmetic only
  * (kernel-safe, like {@link Bf16}). Bit 7 sign, 4 exponent bits (bias 7), 3 mantissa bits; no infinities;
  * 0x7F/0xFF are NaN; the largest finite magnitude is 448 (0x7E). Value (8 + m)·2^(e−10) for e &gt; 0 and
- * m·2^(−9) for e = 0. Powers of two come from {@link Bf16#POW2}: decoding reads its entries 0 … 15 (2^(e−10),
+ * m·2^(−9) for e = 0. Powers of two come from {@link Bf16#pow2()}: decoding reads its entries 0 … 15 (2^(e−10),
  * indexed by the exponent alone — TornadoVM 5.2 computes e + 140 of a byte's bits in a signed char, which
  * overflows), encoding reads POW2[k] = 2^(k−150). Bytes are read signed (see {@link CacheOps}).
  */

@@ -26,7 +26,7 @@ public final class NaiveAttention {
      * tokens, i.e. k_nope and v of every head, [batch, capacity, H·(d_n+d_v)]. This is the per-token cost
      * MLA's absorption avoids.
      */
-    public static void decompress(float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype, float[] wkvB,
+    public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB,
                                   float[] kvFull, int[] seqStart, int batch, int tokens, int capacity,
                                   int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv);
@@ -37,7 +37,7 @@ public final class NaiveAttention {
                         int slot = b * capacity + j;
                         float acc = 0f;
                         for (int c = 0; c < dc; c++) {
-                            acc += wkvB[o * dc + c] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
+                            acc += wkvB[o * dc + c] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, c, dc + dr, dc);
                         }
                         kvFull[(b * capacity + j) * width + o] = acc;
                     }
@@ -47,7 +47,7 @@ public final class NaiveAttention {
     }
 
     /** NAIVE step 2: score[r, h, j] = scale·(q_nope[r, h]·k_nope[b, j, h] + q_pe[r, h]·k_pe[b, j]). */
-    public static void naiveScores(float[] q, float[] kvFull, float[] kvF32, short[] kvBf16, byte[] kvInt8, int dtype,
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                    float[] scores, int[] seqStart, int batch, int tokens,
                                    int capacity, int heads, int dn, int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv);
@@ -64,7 +64,7 @@ public final class NaiveAttention {
                             acc += q[qBase + d] * kvFull[kBase + d];
                         }
                         for (int d = 0; d < dr; d++) {
-                            acc += q[qBase + dn + d] * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, dc + d, dc + dr, dc);
+                            acc += q[qBase + dn + d] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, dc + d, dc + dr, dc);
                         }
                         scores[(r * heads + h) * capacity + j] = acc * scale;
                     }

@@ -5,7 +5,7 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
 /**
  * The TILED path: absorbed attention with an online softmax over tiles of the latent cache
  * (FlashAttention's running max m and sum l, one pass, the scores never materialised beyond one tile),
- * split-KV for parallelism along one long context, and a log-sum-exp combine of the splits
+ * split-KV for parallelism along one long context, and a combine of the splits by their maxima and sums
  * (FlashDecoding). The latent tile is read for the scores (as K) and again for the weighted sum (as V);
  * the KernelContext version of the TornadoVM backend keeps it in local memory for both.
  *
@@ -27,13 +27,15 @@ public final class OnlineSoftmax {
     /**
      * One thread per (row, head, split). Split s of a row with context length len covers positions
      * [s·chunk, min(len, (s+1)·chunk)) with chunk = ceil(len / numSplits), walked in tiles of {@code tileSize}
-     * (Bc). Writes the split's normalised o_lat (oPart [rows, H, numSplits, d_c]) and its log-sum-exp
-     * (lsePart [rows, H, numSplits]); an empty split gets lse = {@link Softmax#NEG_INF} and o = 0.
+     * (Bc). Writes the split's normalised o_lat (oPart [rows, H, numSplits, d_c]) and its softmax statistics
+     * mlPart [rows, H, numSplits, 2]: the largest score m and the sum l = Σ exp(s_j − m). A split that is empty
+     * or whose scores are all −∞ gets l = 0, m = 0 and o = 0. (m and l are kept apart rather than as one
+     * log-sum-exp m + ln l, which rounds ln l away once |m| is large: the splits' weights would be wrong.)
      * sTile [rows, H, numSplits, tileSize] is scratch for the tile's scores S.
      */
-    public static void splitTiles(float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+    public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
                                   int dtype, float[] sTile, float[] oPart,
-                                  float[] lsePart, int[] seqStart, int batch, int tokens, int capacity,
+                                  float[] mlPart, int[] seqStart, int batch, int tokens, int capacity,
                                   int heads, int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         for (@Parallel int r = 0; r < batch * tokens; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
@@ -49,71 +51,77 @@ public final class OnlineSoftmax {
                     for (int c = 0; c < dc; c++) {
                         oPart[acc + c] = 0f;
                     }
-                    float m = Softmax.NEG_INF;
+                    float m = 0f;                     // the running max, set by the first tile
                     float l = 0f;
                     for (int j0 = lo; j0 < hi; j0 += tileSize) {
                         int n = Math.min(tileSize, hi - j0);
-                        // S = scale·[q_lat | q_pe]·[c_kv | k_pe]ᵀ for the tile, and its max
-                        float mTile = Softmax.NEG_INF;
+                        // S = scale·[q_lat | q_pe]·[c_kv | k_pe]ᵀ for the tile, and its max (from its first score)
+                        float mTile = 0f;
                         for (int jj = 0; jj < n; jj++) {
-                            float sc = scale * AbsorbedAttention.latentScore(qLat, q, kvF32, kvBf16, kvInt8,
+                            float sc = scale * AbsorbedAttention.latentScore(qLat, q, kvFloats, kvHalves, kvBytes,
                                     dtype, r * heads + h, b * capacity + j0 + jj, dn, dr, dc);
                             sTile[tile + jj] = sc;
-                            mTile = Math.max(mTile, sc);
+                            mTile = jj == 0 ? sc : Math.max(mTile, sc);
                         }
-                        // rescale what was accumulated under the old max, then add the tile's P·V
-                        float mNew = Math.max(m, mTile);
-                        float alpha = (float) Math.exp(m - mNew);
+                        float mNew = j0 == lo ? mTile : Math.max(m, mTile);
+                        float mOld = j0 == lo ? mNew : m;
+                        float shift = Softmax.shift(mNew);
+                        // rescale what was accumulated under the old max (0 while it was −∞), then add the tile's P·V
+                        float alpha = (float) Math.exp(mOld - shift);
                         l *= alpha;
                         for (int c = 0; c < dc; c++) {
                             oPart[acc + c] *= alpha;
                         }
                         for (int jj = 0; jj < n; jj++) {
-                            float p = (float) Math.exp(sTile[tile + jj] - mNew);
+                            float p = (float) Math.exp(sTile[tile + jj] - shift);
                             l += p;
                             int slot = b * capacity + j0 + jj;
                             for (int c = 0; c < dc; c++) {
-                                oPart[acc + c] += p * CacheOps.load(kvF32, kvBf16, kvInt8, dtype, slot, c, dc + dr, dc);
+                                oPart[acc + c] += p * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, c, dc + dr, dc);
                             }
                         }
                         m = mNew;
                     }
-                    if (l > 0f) {
-                        float inv = 1f / l;
-                        for (int c = 0; c < dc; c++) {
-                            oPart[acc + c] *= inv;
-                        }
-                        lsePart[part] = m + (float) Math.log(l);
-                    } else {
-                        lsePart[part] = Softmax.NEG_INF;
+                    float inv = l > 0f ? 1f / l : 0f;
+                    for (int c = 0; c < dc; c++) {
+                        oPart[acc + c] *= inv;
                     }
+                    mlPart[2 * part] = l > 0f ? m : 0f;
+                    mlPart[2 * part + 1] = l;
                 }
             }
         }
     }
 
     /**
-     * o_lat[r, h, c] = Σ_s w_s·oPart[r, h, s, c] / Σ_s w_s with w_s = exp(lse_s − max_s lse_s). Empty splits
-     * weigh exp(NEG_INF − max) = 0; if every split were empty the result is 0, never NaN.
+     * o_lat[r, h, c] = Σ_s w_s·oPart[r, h, s, c] / Σ_s w_s with w_s = l_s·exp(m_s − M), M the largest m_s of the
+     * splits with l_s &gt; 0. Splits with l_s = 0 (empty, or all scores −∞) weigh 0; if every split has l = 0 the
+     * result is 0, never NaN.
      */
-    public static void combine(float[] oPart, float[] lsePart, float[] oLat, int rows, int heads, int numSplits,
+    public static void combine(float[] oPart, float[] mlPart, float[] oLat, int rows, int heads, int numSplits,
                                int dc) {
         for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int c = 0; c < dc; c++) {
                     int part0 = (r * heads + h) * numSplits;
-                    float lseMax = Softmax.NEG_INF;
+                    float mMax = 0f;
+                    int seen = 0;
                     for (int s = 0; s < numSplits; s++) {
-                        lseMax = Math.max(lseMax, lsePart[part0 + s]);
+                        if (mlPart[2 * (part0 + s) + 1] > 0f) {
+                            float ms = mlPart[2 * (part0 + s)];
+                            mMax = seen == 0 ? ms : Math.max(mMax, ms);
+                            seen = 1;
+                        }
                     }
                     float wSum = 0f;
                     float acc = 0f;
                     for (int s = 0; s < numSplits; s++) {
-                        float w = (float) Math.exp(lsePart[part0 + s] - lseMax);
+                        float ls = mlPart[2 * (part0 + s) + 1];
+                        float w = ls > 0f ? ls * (float) Math.exp(mlPart[2 * (part0 + s)] - mMax) : 0f;
                         wSum += w;
                         acc += w * oPart[(part0 + s) * dc + c];
                     }
-                    oLat[(r * heads + h) * dc + c] = acc / wSum;
+                    oLat[(r * heads + h) * dc + c] = wSum > 0f ? acc / wSum : 0f;
                 }
             }
         }

@@ -1,5 +1,7 @@
 package org.tornadomla.ladder;
 
+import org.tornadomla.Memory;
+import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
@@ -34,6 +36,8 @@ public final class LadderSetup {
         this.context = context;
         SplittableRandom rnd = new SplittableRandom(seed);
         int dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
+        if (context < 1) throw new MlaException("context must be >= 1, found " + context);
+        Memory.arrayLength((long) context * (dc + dr), "the ladder's cache of " + context + " tokens");
         latent = MlaWeights.gaussians(rnd, context * dc, 1);
         ropeKeys = MlaWeights.gaussians(rnd, context * dr, 1);
         wkvB = MlaWeights.gaussians(rnd, heads * (config.qkNopeHeadDim() + config.vHeadDim()) * dc, 1 / Math.sqrt(dc));

@@ -24,7 +24,7 @@ import java.util.List;
  *  3 absorption      W_UK into the query, W_UV after the sum; attend over the latent   Absorb, AbsorbedAttention, Softmax
  *  4 decoupled RoPE  step 3 with the query's rope part rotated on the device          + Rope.rotatePairs
  *  5 online softmax  one pass over the cache in tiles (running max and sum)           OnlineSoftmax.splitTiles (1 split), combine
- *  6 split-KV        the context split across parallel workers, log-sum-exp combine   OnlineSoftmax.splitTiles (8 splits), combine
+ *  6 split-KV        the context split across parallel workers, (max, sum) combine   OnlineSoftmax.splitTiles (8 splits), combine
  *  7 KernelContext   the latent tile in local memory shared by a head group (GPU)     tornado.FlashDecode.splitKv
  *  8 int8 latent     step 6 over an int8 cache, dequantised inside the loops          CacheOps.load (INT8)
  * </pre>
@@ -45,7 +45,7 @@ public final class Steps {
                         s -> absorbed(s, true), s -> 2 * latentBytes(s, 4)),
                 step(5, "online-softmax tiles (one pass, running max and sum)", "OnlineSoftmax (splitTiles with 1 split, combine)",
                         s -> tiled(s, 1, CacheDtype.F32), s -> latentBytes(s, 4)),
-                step(6, "split-KV + log-sum-exp combine (8 splits)", "OnlineSoftmax (splitTiles with 8 splits, combine)",
+                step(6, "split-KV + (max, sum) combine (8 splits)", "OnlineSoftmax (splitTiles with 8 splits, combine)",
                         s -> tiled(s, 8, CacheDtype.F32), s -> latentBytes(s, 4)),
                 new LadderStep() {
                     public int number() {

@@ -1,9 +1,11 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 
 import java.nio.file.Path;
+import java.util.Objects;
 import java.util.SplittableRandom;
 
 /**
@@ -32,7 +34,7 @@ public final class MlaWeights {
 
     public MlaWeights(MlaConfig config, float[] wqA, float[] qANorm, float[] wqB, float[] wq, float[] wkvA,
                       float[] kvANorm, float[] wkvB, float[] wo) {
-        this.config = config;
+        this.config = Objects.requireNonNull(config, "config");
         this.wqA = wqA;
         this.qANorm = qANorm;
         this.wqB = wqB;
@@ -48,6 +50,17 @@ public final class MlaWeights {
             if (a == null || a.length != n) {
                 throw new MlaException("weight " + t.hfName + ": expected shape " + MlaException.shape(t.shape) + " (" + n
                         + " numbers), found " + (a == null ? "none" : a.length + " numbers"));
+            }
+            requireFinite(t.hfName, t.shape, a);
+        }
+    }
+
+    /** Throws naming the tensor and the first index that holds NaN or ±∞. */
+    static void requireFinite(String name, long[] shape, float[] a) {
+        for (int i = 0; i < a.length; i++) {
+            if (!Float.isFinite(a[i])) {
+                String at = shape.length == 2 ? "[" + i / shape[1] + ", " + i % shape[1] + "]" : "[" + i + "]";
+                throw new MlaException("weight " + MlaException.quote(name) + " holds " + a[i] + " at " + at + "; weights must be finite");
             }
         }
     }
@@ -90,6 +103,8 @@ public final class MlaWeights {
 
     /** Loads layer {@code layer}'s attention weights, checking every shape against the config. */
     public static MlaWeights load(TensorSource src, MlaConfig c, int layer) {
+        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(c, "c");
         if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
         float[][] f = new float[8][];
         for (Tensor t : tensors(c)) {
@@ -102,11 +117,13 @@ public final class MlaWeights {
                 throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(t.shape) + ")" + hint);
             }
             f[t.field] = src.readFloats(name, t.shape);
+            requireFinite(name, t.shape, f[t.field]);
         }
         return new MlaWeights(c, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
     }
 
     public static MlaWeights load(Path path, MlaConfig c, int layer) {
+        Objects.requireNonNull(path, "path");
         try (TensorSource src = TensorSource.open(path)) {
             return load(src, c, layer);
         }
@@ -123,10 +140,14 @@ public final class MlaWeights {
      * O(1), and norm weights 1 + N(0, 0.1²).
      */
     public static MlaWeights random(MlaConfig c, long seed) {
+        Objects.requireNonNull(c, "c");
+        long total = 0;
+        for (Tensor t : tensors(c)) total += 4 * (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);
+        Memory.require(total, "the weights of this config");
         SplittableRandom rnd = new SplittableRandom(seed);
         float[][] f = new float[8][];
         for (Tensor t : tensors(c)) {
-            int n = (int) (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);
+            int n = (int) (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);   // MlaConfig checked it fits
             float[] a = new float[n];
             if (t.shape.length == 1) {
                 for (int i = 0; i < n; i++) a[i] = (float) (1 + 0.1 * gaussian(rnd));
@@ -141,6 +162,7 @@ public final class MlaWeights {
 
     /** n samples of N(0, std²) as floats. */
     public static float[] gaussians(SplittableRandom rnd, int n, double std) {
+        if (n < 0) throw new MlaException("gaussians: count must be >= 0, found " + n);
         float[] a = new float[n];
         for (int i = 0; i < n; i++) a[i] = (float) (std * gaussian(rnd));
         return a;

@@ -3,9 +3,8 @@ package org.tornadomla.weights;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.Json;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -13,24 +12,35 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.zip.CRC32C;
 
 /**
  * One safetensors file, memory-mapped (no copy of the file into the heap; files over 2 GB work).
- * Layout: an 8-byte little-endian header length n, n bytes of JSON header, then the data section.
- * Every offset is validated against the file size when the file is opened, so a corrupt file
- * (truncated data, header length past the end, ranges out of bounds or overlapping) is rejected with a
- * message before anything is read from it, and nothing is ever read past the end of the file.
+ * Layout: an 8-byte little-endian header length n, n bytes of JSON header (padded with spaces), then the
+ * data section. The file is read strictly, when it is opened and before anything is read from it:
+ * <ul>
+ *   <li>the header is valid UTF-8 and strict JSON (no duplicate keys, no comments, nothing but spaces after
+ *       the object), an object of tensors {"dtype", "shape", "data_offsets"} and an optional
+ *       {@code __metadata__} object of strings;</li>
+ *   <li>each tensor's byte range [begin, end) holds exactly its dtype's size times its element count, and the
+ *       ranges, sorted, tile the data section exactly: the first starts at 0, each starts where the one before
+ *       ends, the last ends at the end of the file (no gap, overlap or trailing bytes);</li>
+ *   <li>a dtype is read only as itself: {@link #readFloats} takes the float dtypes, {@link #readBytes} one
+ *       named one-byte dtype.</li>
+ * </ul>
+ * Every refusal is an {@link MlaException} naming the file and the tensor, names printed escaped.
  */
 public final class SafeTensorsFile implements TensorSource {
     /** The format's own limit on the header size. */
@@ -56,6 +66,9 @@ public final class SafeTensorsFile implements TensorSource {
     }
 
     public static SafeTensorsFile open(Path path) {
+        Objects.requireNonNull(path, "path");
+        if (!Files.exists(path)) throw new MlaException("file not found: " + path);
+        if (!Files.isRegularFile(path)) throw new MlaException(path + ": not a safetensors file: not a regular file");
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = ch.size();
@@ -64,20 +77,17 @@ public final class SafeTensorsFile implements TensorSource {
             long n = file.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0);
             if (n < 2 || n > size - 8) {
                 throw new MlaException(path + ": corrupt safetensors file: header length " + Long.toUnsignedString(n)
-                        + " runs past the end of the file (file size " + size + " bytes, at most " + (size - 8) + " available)");
+                        + " does not fit the file (file size " + size + " bytes, at most " + (size - 8) + " after the length)");
             }
             if (n > MAX_HEADER) throw new MlaException(path + ": corrupt safetensors file: header length " + n + " exceeds the format's 100 MB limit");
-            String json = new String(file.asSlice(8, n).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
+            byte[] header = file.asSlice(8, n).toArray(ValueLayout.JAVA_BYTE);
             MemorySegment data = file.asSlice(8 + n);
             Map<String, String> metadata = new LinkedHashMap<>();
-            Map<String, TensorInfo> tensors = parseHeader(json, data.byteSize(), metadata);
+            Map<String, TensorInfo> tensors = parseHeader(header, data.byteSize(), metadata);
             return new SafeTensorsFile(path, arena, data, tensors, metadata);
-        } catch (NoSuchFileException e) {
-            arena.close();
-            throw new MlaException("file not found: " + path);
         } catch (IOException e) {
             arena.close();
-            throw new MlaException("cannot read " + path + ": " + e.getMessage(), e);
+            throw new MlaException("cannot read " + path + ": " + MlaException.reason(e), e);
         } catch (MlaException e) {
             arena.close();
             throw e.getMessage().startsWith(path.toString()) ? e : new MlaException(path + ": " + e.getMessage(), e);
@@ -87,80 +97,90 @@ public final class SafeTensorsFile implements TensorSource {
         }
     }
 
-    static Map<String, TensorInfo> parseHeader(String json, long dataSize, Map<String, String> metadata) {
-        JsonObject header;
+    /**
+     * The tensors of a header (the n bytes after the length) over a data section of dataSize bytes; fills
+     * metadata. Throws unless the header is strict and the tensors tile the data section (class comment).
+     */
+    static Map<String, TensorInfo> parseHeader(byte[] header, long dataSize, Map<String, String> metadata) {
+        // the JSON object, then only the spaces the format allows as padding
+        int end = header.length;
+        while (end > 0 && header[end - 1] == ' ') end--;
+        if (end == 0 || header[0] != '{' || header[end - 1] != '}') {
+            throw new MlaException("corrupt safetensors header: expected a JSON object padded with spaces, found "
+                    + (end == 0 ? "only spaces" : "bytes 0x" + HexFormat.of().toHexDigits(header[0]) + " … 0x"
+                    + HexFormat.of().toHexDigits(header[end - 1])));
+        }
+        String json = Json.decodeUtf8(java.util.Arrays.copyOf(header, end), "corrupt safetensors header: the header");
+        JsonObject root;
         try {
-            JsonElement e = JsonParser.parseString(json);
-            if (!e.isJsonObject()) throw new MlaException("corrupt safetensors header: expected a JSON object");
-            header = e.getAsJsonObject();
-        } catch (JsonParseException e) {
-            throw new MlaException("corrupt safetensors header: not valid JSON (" + e.getMessage() + ")", e);
+            root = Json.parse(json).getAsJsonObject();
+        } catch (MlaException e) {
+            throw new MlaException("corrupt safetensors header: " + e.getMessage(), e);
         }
         Map<String, TensorInfo> tensors = new LinkedHashMap<>();
-        for (Map.Entry<String, JsonElement> entry : header.entrySet()) {
+        for (Map.Entry<String, JsonElement> entry : root.entrySet()) {
             String name = entry.getKey();
             if (name.equals("__metadata__")) {
-                if (entry.getValue().isJsonObject()) {
-                    for (Map.Entry<String, JsonElement> m : entry.getValue().getAsJsonObject().entrySet()) {
-                        metadata.put(m.getKey(), m.getValue().isJsonPrimitive() ? m.getValue().getAsString() : m.getValue().toString());
-                    }
+                JsonElement m = entry.getValue();
+                if (!m.isJsonObject()) throw new MlaException("corrupt safetensors header: __metadata__ must be an object of strings, found " + Json.describe(m));
+                for (Map.Entry<String, JsonElement> kv : m.getAsJsonObject().entrySet()) {
+                    metadata.put(kv.getKey(), Json.string(kv.getValue(), "corrupt safetensors header: __metadata__ value " + MlaException.quote(kv.getKey())));
                 }
                 continue;
             }
             tensors.put(name, parseTensor(name, entry.getValue(), dataSize));
         }
+        // sorted by range, the tensors must cover [0, dataSize) exactly once
         List<TensorInfo> byOffset = new ArrayList<>(tensors.values());
         byOffset.sort(Comparator.comparingLong(TensorInfo::begin).thenComparingLong(TensorInfo::end));
-        for (int i = 1; i < byOffset.size(); i++) {
-            TensorInfo a = byOffset.get(i - 1);
-            TensorInfo b = byOffset.get(i);
-            if (b.begin() < a.end()) {
-                throw new MlaException("corrupt safetensors header: tensors '" + a.name() + "' [" + a.begin() + ", " + a.end()
-                        + ") and '" + b.name() + "' [" + b.begin() + ", " + b.end() + ") overlap");
+        long expected = 0;
+        TensorInfo previous = null;
+        for (TensorInfo t : byOffset) {
+            if (t.begin() != expected) {
+                String where = previous == null ? "the data section starts at 0" : "tensor " + MlaException.quote(previous.name()) + " ends at " + expected;
+                throw new MlaException("corrupt safetensors header: tensor " + MlaException.quote(t.name()) + " starts at byte " + t.begin() + " but "
+                        + where + (t.begin() < expected ? " (overlap)" : " (a gap)"));
             }
+            expected = t.end();
+            previous = t;
+        }
+        if (expected != dataSize) {
+            throw new MlaException("corrupt safetensors header: the tensors cover " + expected + " bytes, the data section holds " + dataSize
+                    + (expected < dataSize ? " (trailing bytes: wrong header length, or a truncated header?)" : ""));
         }
         return tensors;
     }
 
     private static TensorInfo parseTensor(String name, JsonElement e, long dataSize) {
-        String where = "corrupt safetensors header: tensor '" + name + "': ";
-        if (!e.isJsonObject()) throw new MlaException(where + "expected an object with dtype, shape, data_offsets");
+        String where = "corrupt safetensors header: tensor " + MlaException.quote(name) + ": ";
+        if (!e.isJsonObject()) throw new MlaException(where + "expected an object with dtype, shape, data_offsets, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
-        if (!o.has("dtype") || !o.get("dtype").isJsonPrimitive()) throw new MlaException(where + "missing dtype");
-        DType dtype = DType.parse(o.get("dtype").getAsString(), name);
+        DType dtype = DType.parse(Json.string(o.get("dtype"), where + "dtype"), name);
         long[] shape = longs(o.get("shape"), where + "shape");
         long[] off = longs(o.get("data_offsets"), where + "data_offsets");
-        if (off.length != 2) throw new MlaException(where + "data_offsets must be [begin, end], found " + o.get("data_offsets"));
-        long numel = 1;
-        try {
-            for (long d : shape) numel = Math.multiplyExact(numel, d);
-            numel = Math.multiplyExact(numel, dtype.bytes);
-        } catch (ArithmeticException x) {
-            throw new MlaException(where + "shape " + MlaException.shape(shape) + " is too large");
+        if (off.length != 2) throw new MlaException(where + "data_offsets must be [begin, end], found " + off.length + " numbers");
+        long bytes = dtype.bytes;
+        for (long d : shape) {
+            bytes = d == 0 || bytes == 0 ? 0 : bytes > Long.MAX_VALUE / d ? -1 : bytes * d;
+            if (bytes < 0) throw new MlaException(where + "shape " + MlaException.shape(shape) + " is too large");
         }
         if (off[0] > off[1] || off[1] > dataSize) {
             throw new MlaException(where + "data_offsets [" + off[0] + ", " + off[1] + "] out of range: the data section holds "
                     + dataSize + " bytes (truncated file?)");
         }
-        if (off[1] - off[0] != numel) {
+        if (off[1] - off[0] != bytes) {
             throw new MlaException(where + "data_offsets [" + off[0] + ", " + off[1] + "] hold " + (off[1] - off[0])
-                    + " bytes, expected " + numel + " for " + dtype + " " + MlaException.shape(shape));
+                    + " bytes, expected " + bytes + " for " + dtype + " " + MlaException.shape(shape));
         }
         return new TensorInfo(name, dtype, shape, off[0], off[1]);
     }
 
     private static long[] longs(JsonElement e, String what) {
-        if (e == null || !e.isJsonArray()) throw new MlaException(what + " must be an array of non-negative integers");
+        if (e == null || !e.isJsonArray()) throw new MlaException(what + " must be an array of non-negative integers, found " + Json.describe(e));
         JsonArray a = e.getAsJsonArray();
+        if (a.size() > 64) throw new MlaException(what + " has " + a.size() + " entries; at most 64 are read");
         long[] out = new long[a.size()];
-        for (int i = 0; i < out.length; i++) {
-            JsonElement x = a.get(i);
-            if (!x.isJsonPrimitive() || !x.getAsJsonPrimitive().isNumber())
-                throw new MlaException(what + " must be an array of non-negative integers, found " + e);
-            double d = x.getAsDouble();
-            if (d < 0 || d != Math.rint(d) || d > 9.0e15) throw new MlaException(what + " must be an array of non-negative integers, found " + e);
-            out[i] = x.getAsLong();
-        }
+        for (int i = 0; i < out.length; i++) out[i] = Json.nonNegativeLong(a.get(i), what + "[" + i + "]");
         return out;
     }
 
@@ -179,15 +199,18 @@ public final class SafeTensorsFile implements TensorSource {
 
     @Override
     public TensorInfo info(String name) {
-        return tensors.get(name);
+        return tensors.get(Objects.requireNonNull(name, "name"));
     }
 
     @Override
     public float[] readFloats(String name) {
-        TensorInfo t = tensors.get(name);
-        if (t == null) throw new MlaException(path + ": no tensor '" + name + "'");
+        TensorInfo t = tensor(name);
         long n = t.numel();
-        if (n > Integer.MAX_VALUE - 8) throw new MlaException("tensor '" + name + "' " + t.shapeString() + " is too large for one Java array");
+        if (n > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + MlaException.quote(name) + " " + t.shapeString() + " is too large for one Java array");
+        if (!t.dtype().isFloat()) {
+            throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + t.dtype()
+                    + " cannot be read as floats (expected F32, BF16, F16 or F64)");
+        }
         float[] out = new float[(int) n];
         MemorySegment s = data.asSlice(t.begin(), t.end() - t.begin());
         switch (t.dtype()) {
@@ -198,23 +221,48 @@ public final class SafeTensorsFile implements TensorSource {
             case F16 -> {
                 for (int i = 0; i < out.length; i++) out[i] = Float.float16ToFloat(s.getAtIndex(I16_LE, i));
             }
-            case F64 -> {
+            default -> {
                 for (int i = 0; i < out.length; i++) out[i] = (float) s.getAtIndex(F64_LE, i);
             }
-            default -> throw new MlaException("tensor '" + name + "': dtype " + t.dtype()
-                    + " cannot be read as floats (expected F32, BF16, F16 or F64)");
         }
         return out;
     }
 
-    /** A one-byte tensor's bytes as they are (I8, U8, F8_E4M3). */
-    public byte[] readBytes(String name) {
-        TensorInfo t = tensors.get(name);
-        if (t == null) throw new MlaException(path + ": no tensor '" + name + "'");
-        if (t.dtype().bytes != 1 || t.dtype() == DType.BOOL) {
-            throw new MlaException("tensor '" + name + "': expected a one-byte dtype (I8, U8, F8_E4M3), found " + t.dtype());
+    /**
+     * A one-byte tensor's bytes as they are. The tensor's dtype must be {@code expected} (I8, U8, F8_E4M3 or
+     * F8_E5M2): bytes of another format are never read as these.
+     */
+    public byte[] readBytes(String name, DType expected) {
+        Objects.requireNonNull(expected, "expected");
+        TensorInfo t = tensor(name);
+        if (t.dtype() != expected) {
+            throw new MlaException("tensor " + MlaException.quote(name) + ": expected dtype " + expected + ", found " + t.dtype());
         }
+        if (expected.bytes != 1 || expected == DType.BOOL) throw new MlaException("readBytes reads one-byte numbers, not " + expected);
+        if (t.end() - t.begin() > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + MlaException.quote(name) + " is too large for one Java array");
         return data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** CRC32C of the tensor's bytes in the file (what {@link SafeTensorsWriter#checksums()} records). */
+    public long crc32c(String name) {
+        TensorInfo t = tensor(name);
+        CRC32C crc = new CRC32C();
+        for (long at = t.begin(); at < t.end(); at += 1 << 30) {
+            crc.update(data.asSlice(at, Math.min(1 << 30, t.end() - at)).asByteBuffer());
+        }
+        return crc.getValue();
+    }
+
+    private TensorInfo tensor(String name) {
+        Objects.requireNonNull(name, "name");
+        TensorInfo t = tensors.get(name);
+        if (t == null) throw new MlaException(path + ": no tensor " + MlaException.quote(name));
+        return t;
+    }
+
+    @Override
+    public List<Path> files() {
+        return List.of(path);
     }
 
     @Override

@@ -3,75 +3,108 @@ package org.tornadomla.weights;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.OutputFiles;
 
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.zip.CRC32C;
 
 /**
- * Writes a safetensors file from f32 data, stored as F32, BF16 (round to nearest even) or F16. The file
- * is written next to the target under a temporary name and moved into place only when complete, so a
- * failed write never leaves a half-written file at the target path.
+ * Writes a safetensors file from f32 data, stored as F32, BF16 (round to nearest even) or F16, or raw bytes.
+ * The file is written through {@link OutputFiles}: completely or not at all, never over a non-regular file
+ * or over one of the given inputs. With {@link #checksums()} the metadata carries a CRC32C of each tensor's
+ * bytes ({@code crc32c.<name>}, 8 hex digits), which {@link SafeTensorsFile#crc32c} recomputes on reading.
  */
 public final class SafeTensorsWriter {
+    /** Metadata key prefix of the per-tensor checksums. */
+    public static final String CRC_PREFIX = "crc32c.";
+
     private record Entry(String name, DType dtype, long[] shape, float[] data, byte[] raw) {
     }
 
     private final List<Entry> entries = new ArrayList<>();
     private final Map<String, String> metadata = new LinkedHashMap<>();
+    private boolean checksums;
 
     public SafeTensorsWriter add(String name, long[] shape, float[] data) {
         return add(name, DType.F32, shape, data);
     }
 
     public SafeTensorsWriter add(String name, DType dtype, long[] shape, float[] data) {
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(data, "data");
         if (dtype != DType.F32 && dtype != DType.BF16 && dtype != DType.F16)
-            throw new MlaException("tensor '" + name + "': can write F32, BF16 or F16, not " + dtype);
-        long n = 1;
-        for (long d : shape) n *= d;
-        if (n != data.length)
-            throw new MlaException("tensor '" + name + "': shape " + MlaException.shape(shape) + " holds " + n + " numbers, data has " + data.length);
-        for (Entry e : entries) {
-            if (e.name.equals(name)) throw new MlaException("tensor '" + name + "' added twice");
-        }
+            throw new MlaException("tensor " + MlaException.quote(name) + ": can write F32, BF16 or F16, not " + dtype);
+        check(name, shape, data.length);
         entries.add(new Entry(name, dtype, shape.clone(), data, null));
         return this;
     }
 
     /** A tensor of raw bytes: I8, U8 or F8_E4M3 values as they are. */
     public SafeTensorsWriter addBytes(String name, DType dtype, long[] shape, byte[] data) {
-        if (dtype.bytes != 1 || dtype.isFloat()) throw new MlaException("tensor '" + name + "': raw bytes are I8, U8 or F8_E4M3, not " + dtype);
-        long n = 1;
-        for (long d : shape) n *= d;
-        if (n != data.length)
-            throw new MlaException("tensor '" + name + "': shape " + MlaException.shape(shape) + " holds " + n + " numbers, data has " + data.length);
-        for (Entry e : entries) {
-            if (e.name.equals(name)) throw new MlaException("tensor '" + name + "' added twice");
-        }
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(data, "data");
+        if (dtype.bytes != 1 || dtype.isFloat() || dtype == DType.BOOL)
+            throw new MlaException("tensor " + MlaException.quote(name) + ": raw bytes are I8, U8, F8_E4M3 or F8_E5M2, not " + dtype);
+        check(name, shape, data.length);
         entries.add(new Entry(name, dtype, shape.clone(), null, data));
         return this;
     }
 
+    private void check(String name, long[] shape, int length) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(shape, "shape");
+        if (name.equals("__metadata__")) throw new MlaException("tensor name '__metadata__' is reserved by the format");
+        long n = 1;
+        for (long d : shape) {
+            if (d < 0) throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " has a negative dimension");
+            n = d == 0 || n == 0 ? 0 : n > Long.MAX_VALUE / d ? -1 : n * d;
+            if (n < 0) throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " is too large");
+        }
+        if (n != length)
+            throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " holds " + n + " numbers, data has " + length);
+        for (Entry e : entries) {
+            if (e.name.equals(name)) throw new MlaException("tensor " + MlaException.quote(name) + " added twice");
+        }
+    }
+
     public SafeTensorsWriter metadata(String key, String value) {
-        metadata.put(key, value);
+        metadata.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
         return this;
     }
 
+    /** Adds a CRC32C of every tensor's bytes to the metadata when the file is written. */
+    public SafeTensorsWriter checksums() {
+        checksums = true;
+        return this;
+    }
+
+    /** Writes the file; {@code target} must be a new or regular, writable file. */
     public void write(Path target) {
+        write(target, List.of());
+    }
+
+    /** Writes the file, refusing a target that is one of {@code inputs} (see {@link OutputFiles}). */
+    public void write(Path target, Collection<Path> inputs) {
+        OutputFiles.check(target, inputs);
         JsonObject header = new JsonObject();
-        if (!metadata.isEmpty()) {
+        Map<String, String> meta = new LinkedHashMap<>(metadata);
+        if (checksums) {
+            for (Entry e : entries) meta.put(CRC_PREFIX + e.name, String.format("%08x", crc32c(e)));
+        }
+        if (!meta.isEmpty()) {
             JsonObject m = new JsonObject();
-            metadata.forEach(m::addProperty);
+            meta.forEach(m::addProperty);
             header.add("__metadata__", m);
         }
         long offset = 0;
@@ -91,31 +124,34 @@ public final class SafeTensorsWriter {
         }
         byte[] json = header.toString().getBytes(StandardCharsets.UTF_8);
         int padded = (json.length + 7) / 8 * 8;               // data starts 8-byte aligned
-        Path abs = target.toAbsolutePath();
-        Path tmp = null;
+        OutputFiles.write(target, inputs, out -> {
+            ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(padded);
+            out.write(len.array());
+            out.write(json);
+            for (int i = json.length; i < padded; i++) out.write(' ');
+            for (Entry e : entries) writeData(out, e);
+        });
+    }
+
+    /** CRC32C of the bytes {@link #writeData} writes for e. */
+    private static long crc32c(Entry e) {
+        CRC32C crc = new CRC32C();
         try {
-            Files.createDirectories(abs.getParent());
-            tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 20)) {
-                ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(padded);
-                out.write(len.array());
-                out.write(json);
-                for (int i = json.length; i < padded; i++) out.write(' ');
-                for (Entry e : entries) writeData(out, e);
-            }
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            tmp = null;
-        } catch (IOException e) {
-            throw new MlaException("cannot write " + target + ": " + e.getMessage(), e);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // best effort: the target itself was never touched
+            writeData(new OutputStream() {
+                @Override
+                public void write(int b) {
+                    crc.update(b);
                 }
-            }
+
+                @Override
+                public void write(byte[] b, int off, int len) {
+                    crc.update(b, off, len);
+                }
+            }, e);
+        } catch (IOException x) {
+            throw new IllegalStateException(x);               // the stream above never throws
         }
+        return crc.getValue();
     }
 
     private static void writeData(OutputStream out, Entry e) throws IOException {

@@ -2,67 +2,106 @@ package org.tornadomla.weights;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
 import org.tornadomla.MlaException;
+import org.tornadomla.io.Json;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
  * A sharded checkpoint: {@code model.safetensors.index.json} maps each tensor name to its shard file
  * ({@code "weight_map"}). Shards are opened (mapped) on first use.
+ *
+ * <p>The index is read as strict JSON of at most {@link Json#MAX_INDEX_BYTES}. A shard name must stay in
+ * the index's folder: a relative path without {@code ..}, and its real path (symbolic links followed) inside
+ * the real path of that folder, or inside the folder the index file itself really lives in. The second case
+ * is the Hugging Face cache, where {@code snapshots/REV/} holds links to {@code ../../blobs/}, index included.
  */
 public final class ShardedSafeTensors implements TensorSource {
-    private final Path dir;
-    private final Map<String, String> weightMap;
-    private final Map<String, SafeTensorsFile> shards = new LinkedHashMap<>();
+    private final Path index;
+    private final Map<String, Path> weightMap;
+    private final Map<Path, SafeTensorsFile> shards = new LinkedHashMap<>();
 
-    private ShardedSafeTensors(Path dir, Map<String, String> weightMap) {
-        this.dir = dir;
+    private ShardedSafeTensors(Path index, Map<String, Path> weightMap) {
+        this.index = index;
         this.weightMap = weightMap;
     }
 
     public static ShardedSafeTensors open(Path index) {
-        String text;
-        try {
-            text = Files.readString(index, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new MlaException("file not found: " + index);
-        } catch (IOException e) {
-            throw new MlaException("cannot read " + index + ": " + e.getMessage(), e);
+        Objects.requireNonNull(index, "index");
+        JsonElement root = Json.readFile(index, Json.MAX_INDEX_BYTES, "index");
+        JsonElement wm = root.isJsonObject() ? root.getAsJsonObject().get("weight_map") : null;
+        if (wm == null || !wm.isJsonObject()) {
+            throw new MlaException(index + ": expected an object with a \"weight_map\" object, found " + (root.isJsonObject() ? Json.describe(wm) : Json.describe(root)));
         }
-        Map<String, String> map = new LinkedHashMap<>();
-        try {
-            JsonElement root = JsonParser.parseString(text);
-            JsonElement wm = root.isJsonObject() ? root.getAsJsonObject().get("weight_map") : null;
-            if (wm == null || !wm.isJsonObject()) throw new MlaException(index + ": expected an object with a \"weight_map\" object");
-            for (Map.Entry<String, JsonElement> e : ((JsonObject) wm).entrySet()) {
-                if (!e.getValue().isJsonPrimitive()) throw new MlaException(index + ": weight_map entry '" + e.getKey() + "' must be a file name");
-                map.put(e.getKey(), e.getValue().getAsString());
+        Path dir = index.toAbsolutePath().normalize().getParent();
+        List<Path> roots = allowedRoots(index, dir);
+        Map<String, Path> map = new LinkedHashMap<>();
+        Map<String, Path> checked = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonElement> e : ((JsonObject) wm).entrySet()) {
+            String file = Json.string(e.getValue(), index + ": weight_map entry " + MlaException.quote(e.getKey()));
+            Path shard = checked.get(file);
+            if (shard == null) {
+                shard = resolveShard(index, dir, roots, file);
+                checked.put(file, shard);
             }
-        } catch (JsonParseException e) {
-            throw new MlaException(index + ": not valid JSON (" + e.getMessage() + ")", e);
+            map.put(e.getKey(), shard);
         }
-        Path dir = index.toAbsolutePath().getParent();
-        for (String file : map.values()) {
-            if (!Files.isRegularFile(dir.resolve(file))) throw new MlaException(index + ": shard '" + file + "' listed in weight_map does not exist");
+        return new ShardedSafeTensors(index, map);
+    }
+
+    /** The real paths shards may live under: the index's folder, and the folder of the index's own real path. */
+    private static List<Path> allowedRoots(Path index, Path dir) {
+        try {
+            return List.of(dir.toRealPath(), index.toRealPath().getParent());
+        } catch (IOException e) {
+            throw new MlaException("cannot read index " + index + ": " + MlaException.reason(e), e);
         }
-        return new ShardedSafeTensors(dir, map);
+    }
+
+    private static Path resolveShard(Path index, Path dir, List<Path> roots, String file) {
+        String where = index + ": shard " + MlaException.quote(file) + " listed in weight_map ";
+        Path rel;
+        try {
+            rel = Path.of(file);
+        } catch (InvalidPathException e) {
+            throw new MlaException(where + "is not a file name");
+        }
+        if (file.isEmpty() || rel.isAbsolute() || rel.getRoot() != null) throw new MlaException(where + "must be a file name relative to the index's folder");
+        for (Path part : rel) {
+            if (part.toString().equals("..")) throw new MlaException(where + "must not leave the index's folder (it contains '..')");
+        }
+        Path shard = dir.resolve(rel).normalize();
+        if (!Files.exists(shard)) throw new MlaException(where + "does not exist");
+        if (!Files.isRegularFile(shard)) throw new MlaException(where + "is not a regular file");
+        Path real;
+        try {
+            real = shard.toRealPath();
+        } catch (IOException e) {
+            throw new MlaException(where + "cannot be read: " + MlaException.reason(e), e);
+        }
+        if (roots.stream().noneMatch(real::startsWith)) {
+            throw new MlaException(where + "is a link to " + real + ", outside the index's folder");
+        }
+        return shard;
     }
 
     private synchronized SafeTensorsFile shard(String name) {
-        String file = weightMap.get(name);
+        Objects.requireNonNull(name, "name");
+        Path file = weightMap.get(name);
         if (file == null) return null;
-        SafeTensorsFile f = shards.computeIfAbsent(file, k -> SafeTensorsFile.open(dir.resolve(k)));
-        if (f.info(name) == null) throw new MlaException("index maps tensor '" + name + "' to " + file + ", which has no such tensor");
+        SafeTensorsFile f = shards.computeIfAbsent(file, SafeTensorsFile::open);
+        if (f.info(name) == null) throw new MlaException("index maps tensor " + MlaException.quote(name) + " to " + file + ", which has no such tensor");
         return f;
     }
 
@@ -80,8 +119,16 @@ public final class ShardedSafeTensors implements TensorSource {
     @Override
     public float[] readFloats(String name) {
         SafeTensorsFile f = shard(name);
-        if (f == null) throw new MlaException("no tensor '" + name + "' in the index's weight_map");
+        if (f == null) throw new MlaException("no tensor " + MlaException.quote(name) + " in the index's weight_map");
         return f.readFloats(name);
+    }
+
+    @Override
+    public List<Path> files() {
+        List<Path> all = new ArrayList<>();
+        all.add(index);
+        all.addAll(new LinkedHashSet<>(weightMap.values()));
+        return all;
     }
 
     @Override

@@ -4,6 +4,8 @@ import org.tornadomla.MlaException;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /** Named tensors read from safetensors: one file, or a sharded checkpoint with an index. */
@@ -20,10 +22,16 @@ public interface TensorSource extends AutoCloseable {
     /** The tensor, which must exist and have exactly this shape, as f32. */
     default float[] readFloats(String name, long... shape) {
         TensorInfo info = info(name);
-        if (info == null) throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(shape) + ")");
+        if (info == null) throw new MlaException("missing tensor " + MlaException.quote(name) + " (expected shape " + MlaException.shape(shape) + ")");
         info.requireShape(shape);
         return readFloats(name);
     }
+
+    /**
+     * Every file this source reads: the file itself, or the index and each shard it names. A command passes
+     * them to {@link org.tornadomla.io.OutputFiles} so that its output never replaces one of them.
+     */
+    List<Path> files();
 
     @Override
     void close();
@@ -33,6 +41,7 @@ public interface TensorSource extends AutoCloseable {
      * holding either.
      */
     static TensorSource open(Path path) {
+        Objects.requireNonNull(path, "path");
         if (Files.isDirectory(path)) {
             Path index = path.resolve("model.safetensors.index.json");
             if (Files.exists(index)) return ShardedSafeTensors.open(index);
@@ -40,7 +49,8 @@ public interface TensorSource extends AutoCloseable {
             if (Files.exists(single)) return SafeTensorsFile.open(single);
             throw new MlaException(path + ": directory has neither model.safetensors.index.json nor model.safetensors");
         }
-        if (path.getFileName().toString().endsWith(".index.json")) return ShardedSafeTensors.open(path);
+        Path name = path.getFileName();
+        if (name != null && name.toString().endsWith(".index.json")) return ShardedSafeTensors.open(path);
         return SafeTensorsFile.open(path);
     }
 }

@@ -18,7 +18,7 @@ class AttentionOptionsTest {
         AttentionOptions auto = AttentionOptions.of(AttentionPath.TILED);
         // an H200 (132 multiprocessors, parallelism 264) at batch 1: 128 heads are 16 items, 264 / 16 → 17 splits
         assertEquals(17, auto.splitsFor(1, 128, 16384, 264));
-        assertEquals(64, auto.splitsFor(1, 16, 16384, 264));    // 2 items want 132: capped at MAX_SPLITS
+        assertEquals(64, auto.splitsFor(1, 16, 16384, 264));    // 2 items want 132: capped at AUTO_MAX_SPLITS
         assertEquals(3, auto.splitsFor(8, 128, 16384, 264));
         assertEquals(1, auto.splitsFor(128, 128, 16384, 264));
         assertEquals(2, auto.splitsFor(1, 128, 100, 264));      // 100 tokens are two tiles of 64

@@ -63,7 +63,7 @@ class CacheFilesTest {
         assertTrue(m.contains("made for another config"), m);
         LatentCache f32 = new LatentCache(c, 1, 8, CacheDtype.F32);
         m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, f32, 0)).getMessage();
-        assertTrue(m.contains("cache dtype bf16, the target cache stores f32"), m);
+        assertTrue(m.contains("cache dtype 'bf16', the target cache stores f32"), m);
         assertEquals(0, f32.length(0));
         LatentCache small = new LatentCache(c, 1, 4, CacheDtype.BF16);
         assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, small, 0)).getMessage().contains("do not fit"));

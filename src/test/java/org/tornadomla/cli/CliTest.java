@@ -69,8 +69,7 @@ class CliTest {
             System.arraycopy(x, 0, prefill, b * T * d, T * d);
             for (int k = 0; k < K; k++) System.arraycopy(x, (T + k) * d, dec[k], b * d, d);
         }
-        SafeTensorsWriter wr = new SafeTensorsWriter().add("prefill_input", dtype, new long[] {B, T, d}, prefill)
-                .add("unrelated", new long[] {1}, new float[] {7});
+        SafeTensorsWriter wr = new SafeTensorsWriter().add("prefill_input", dtype, new long[] {B, T, d}, prefill);
         for (int k = 0; k < K; k++) wr.add("decode_input_" + k, dtype, new long[] {B, 1, d}, dec[k]);
         Path p = dir.resolve("in-" + dtype + ".safetensors");
         wr.write(p);
@@ -149,7 +148,7 @@ class CliTest {
         byte[] h = json.getBytes(StandardCharsets.UTF_8);
         Path ints = dir.resolve("ints.safetensors");
         Files.write(ints, ByteBuffer.allocate(8 + h.length + 4 * d).order(ByteOrder.LITTLE_ENDIAN).putLong(h.length).put(h).array());
-        rejects("tensor 'prefill_input': expected dtype F32, BF16 or F16, found I32", runLayer(ints));
+        rejects("tensor 'prefill_input': expected dtype F32, BF16, F16 or F64, found I32", runLayer(ints));
 
         Path otherConfig = dir.resolve("other.json");
         Files.writeString(otherConfig, cfg.toJson().replace("\"kv_lora_rank\": 16", "\"kv_lora_rank\": 32"));

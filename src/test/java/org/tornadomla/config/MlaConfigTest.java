@@ -66,9 +66,56 @@ class MlaConfigTest {
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"type\": \"yarn\"", "\"type\": \"linear\""))).getMessage());
         assertEquals("invalid config: missing 'hidden_size'",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"hidden_size\": 7168,", ""))).getMessage());
-        assertEquals("invalid config: num_attention_heads must be a number, found \"many\"",
+        assertEquals("invalid config: num_attention_heads must be an integer, found the string 'many'",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"num_attention_heads\": 128", "\"num_attention_heads\": \"many\""))).getMessage());
         assertTrue(assertThrows(MlaException.class, () -> MlaConfig.fromJson("{not json")).getMessage().startsWith("invalid config: not valid JSON"));
         assertTrue(assertThrows(MlaException.class, () -> MlaConfig.preset("llama")).getMessage().contains("deepseek-v3, deepseek-v2-lite"));
+    }
+
+    private static String refused(String json) {
+        String m = assertThrows(MlaException.class, () -> MlaConfig.fromJson(json)).getMessage();
+        assertEquals(1, m.lines().count(), m);
+        assertTrue(!m.contains("http"), m);
+        return m;
+    }
+
+    @Test
+    void valuesThatMakeOutputsNonFiniteAreRefused() {
+        assertTrue(refused(V3.replace("\"factor\": 40", "\"factor\": 1e999")).contains("rope_scaling.factor must be a finite number > 0, found Infinity"));
+        assertTrue(refused(V3.replace("\"mscale\": 1.0,", "\"mscale\": 1e300,")).contains("the cos/sin multiplier"));
+        assertTrue(refused(V3.replace("\"mscale_all_dim\": 1.0", "\"mscale_all_dim\": 1e300")).contains("the softmax scale"));
+        assertTrue(refused(V3.replace("\"mscale_all_dim\": 1.0", "\"mscale_all_dim\": -2.7108")).contains("the cos/sin multiplier"));
+        assertTrue(refused(V3.replace("\"rms_norm_eps\": 1e-06", "\"rms_norm_eps\": 1e-300")).contains("rms_norm_eps must be"));
+        assertTrue(refused(V3.replace("\"rope_theta\": 10000", "\"rope_theta\": 1e999")).contains("rope_theta must be a finite number"));
+        assertTrue(refused(V3.replace("\"beta_fast\": 32", "\"beta_fast\": -1")).contains("beta_fast and beta_slow"));
+        assertTrue(refused(V3.replace("\"hidden_size\": 7168", "\"hidden_size\": 2000000000")).contains("more than one Java array holds"));
+        // every config that loads gives a finite softmax scale, cos/sin multiplier and RoPE frequencies
+        MlaConfig ok = MlaConfig.fromJson(V3.replace("\"mscale\": 1.0,", "\"mscale\": 30,"));
+        assertTrue(Float.isFinite((float) ok.softmaxScale()) && Float.isFinite(RopeFrequencies.cosSinScale(ok)));
+    }
+
+    @Test
+    void wrongTypesAreNamedAndJsonIsStrict() {
+        assertEquals("invalid config: rope_scaling.type must be a string, found an object",
+                refused(V3.replace("\"type\": \"yarn\"", "\"type\": {}")));
+        assertEquals("invalid config: q_lora_rank must be an integer in -2147483648 … 2147483647, found the number 1.5",
+                refused(V3.replace("\"q_lora_rank\": 1536", "\"q_lora_rank\": 1.5")));
+        assertEquals("invalid config: rope_scaling.original_max_position_embeddings must be an integer in -2147483648 … 2147483647, found the number 1E+20",
+                refused(V3.replace("\"original_max_position_embeddings\": 4096", "\"original_max_position_embeddings\": 1e20")));
+        assertTrue(refused(V3.replace("\"hidden_size\": 7168,", "\"hidden_size\": 7168, \"hidden_size\": 1024,")).contains("duplicate key 'hidden_size'"));
+        for (String lenient : new String[] {V3 + " trailing", "// comment\n" + V3, V3.replace("\"hidden_size\"", "hidden_size"),
+                V3.replace("10000", "NaN"), V3.replace("\"model_type\": \"deepseek_v3\"", "'model_type': 'x'")}) {
+            String m = refused(lenient);
+            assertTrue(m.startsWith("invalid config: not valid JSON"), m);
+        }
+    }
+
+    @Test
+    void configFilesAreReadOnlyUpToOneMebibyte(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
+        java.nio.file.Path big = dir.resolve("config.json");
+        java.nio.file.Files.writeString(big, V3 + " ".repeat(1 << 20));
+        assertTrue(assertThrows(MlaException.class, () -> MlaConfig.load(big)).getMessage().contains("larger than 1 MiB"));
+        assertTrue(assertThrows(MlaException.class, () -> MlaConfig.load(java.nio.file.Path.of("/dev/zero"))).getMessage().contains("not a regular file"));
+        assertTrue(assertThrows(MlaException.class, () -> MlaConfig.load(dir)).getMessage().contains("not a regular file"));
     }
 }

@@ -16,11 +16,11 @@ class Bf16Test {
             if (e == 0xFF) continue;                       // ±inf/NaN: documented difference
             float expected = Bf16Bits.decode((short) bits);
             assertEquals(Float.floatToRawIntBits(expected) & 0x7FFFFFFF,
-                    Float.floatToRawIntBits(Bf16.decode(bits, Bf16.POW2)) & 0x7FFFFFFF, "pattern " + Integer.toHexString(bits));
-            assertEquals(expected, Bf16.decode(bits, Bf16.POW2), 0.0f, "pattern " + Integer.toHexString(bits));
+                    Float.floatToRawIntBits(Bf16.decode(bits, Bf16.pow2())) & 0x7FFFFFFF, "pattern " + Integer.toHexString(bits));
+            assertEquals(expected, Bf16.decode(bits, Bf16.pow2()), 0.0f, "pattern " + Integer.toHexString(bits));
         }
-        assertEquals(Float.POSITIVE_INFINITY, Bf16.decode(0x7F80, Bf16.POW2));
-        assertEquals(Float.NEGATIVE_INFINITY, Bf16.decode(0xFF80, Bf16.POW2));
+        assertEquals(Float.POSITIVE_INFINITY, Bf16.decode(0x7F80, Bf16.pow2()));
+        assertEquals(Float.NEGATIVE_INFINITY, Bf16.decode(0xFF80, Bf16.pow2()));
     }
 
     @Test
@@ -37,12 +37,12 @@ class Bf16Test {
         check(Float.MIN_VALUE);
         check(Float.POSITIVE_INFINITY);
         check(Float.NEGATIVE_INFINITY);
-        assertEquals((short) 0x7FC0, Bf16.encode(Float.NaN, Bf16.POW2));
-        assertEquals((short) 0, Bf16.encode(-0.0f, Bf16.POW2));   // documented: −0 encodes as +0
+        assertEquals((short) 0x7FC0, Bf16.encode(Float.NaN, Bf16.pow2()));
+        assertEquals((short) 0, Bf16.encode(-0.0f, Bf16.pow2()));   // documented: −0 encodes as +0
     }
 
     private static void check(float x) {
         if (x == 0f) return;
-        assertEquals(Bf16Bits.encode(x), Bf16.encode(x, Bf16.POW2), () -> "x = " + x + " (" + Integer.toHexString(Float.floatToRawIntBits(x)) + ")");
+        assertEquals(Bf16Bits.encode(x), Bf16.encode(x, Bf16.pow2()), () -> "x = " + x + " (" + Integer.toHexString(Float.floatToRawIntBits(x)) + ")");
     }
 }

@@ -22,9 +22,9 @@ class Fp8Test {
         for (int b = 0; b < 256; b++) {
             double ref = reference(b);
             if (Double.isNaN(ref)) continue;
-            assertEquals(ref, Fp8.decode((byte) b, Bf16.POW2), 0.0, "byte " + Integer.toHexString(b));
+            assertEquals(ref, Fp8.decode((byte) b, Bf16.pow2()), 0.0, "byte " + Integer.toHexString(b));
         }
-        assertEquals(448.0, Fp8.decode((byte) 0x7E, Bf16.POW2), 0.0);
+        assertEquals(448.0, Fp8.decode((byte) 0x7E, Bf16.pow2()), 0.0);
     }
 
     /** The nearest finite e4m3 value by search; ties to the even mantissa; beyond 448 saturates. */
@@ -49,18 +49,18 @@ class Fp8Test {
         for (int i = 0; i < 20000; i++) {
             double x = (rnd.nextDouble() * 2 - 1) * Math.pow(2, rnd.nextInt(-12, 10));
             float f = (float) x;
-            assertEquals(nearest(f), Fp8.decode(Fp8.encode(f, Bf16.POW2), Bf16.POW2), 0.0, "x = " + f);
+            assertEquals(nearest(f), Fp8.decode(Fp8.encode(f, Bf16.pow2()), Bf16.pow2()), 0.0, "x = " + f);
         }
         for (int b = 0; b < 127; b++) {                       // every value and every midpoint between neighbours
             double v = reference(b), next = reference(b + 1);
-            assertEquals(v, Fp8.decode(Fp8.encode((float) v, Bf16.POW2), Bf16.POW2), 0.0, "value " + v);
+            assertEquals(v, Fp8.decode(Fp8.encode((float) v, Bf16.pow2()), Bf16.pow2()), 0.0, "value " + v);
             if (!Double.isNaN(next)) {
                 float mid = (float) ((v + next) / 2);
-                assertEquals(nearest(mid), Fp8.decode(Fp8.encode(mid, Bf16.POW2), Bf16.POW2), 0.0, "midpoint " + mid);
+                assertEquals(nearest(mid), Fp8.decode(Fp8.encode(mid, Bf16.pow2()), Bf16.pow2()), 0.0, "midpoint " + mid);
             }
         }
-        assertEquals(448.0, Fp8.decode(Fp8.encode(1e6f, Bf16.POW2), Bf16.POW2), 0.0);
-        assertEquals(-448.0, Fp8.decode(Fp8.encode(-500f, Bf16.POW2), Bf16.POW2), 0.0);
-        assertTrue(Fp8.decode(Fp8.encode(1e-9f, Bf16.POW2), Bf16.POW2) == 0.0);
+        assertEquals(448.0, Fp8.decode(Fp8.encode(1e6f, Bf16.pow2()), Bf16.pow2()), 0.0);
+        assertEquals(-448.0, Fp8.decode(Fp8.encode(-500f, Bf16.pow2()), Bf16.pow2()), 0.0);
+        assertTrue(Fp8.decode(Fp8.encode(1e-9f, Bf16.pow2()), Bf16.pow2()) == 0.0);
     }
 }

@@ -17,7 +17,7 @@ public class KernelsTest {
     static final double TOL = 1e-5;
     static final int B = 2, T = 2, CAP = 7, H = 3, DN = 4, DR = 4, DV = 5, DC = 6, W = DC + DR;
     static final int[] SEQ_START = {3, 0};            // sequence 0 appends at 3, 4; sequence 1 at 0, 1
-    static final float[] POW2 = Bf16.POW2;
+    static final float[] POW2 = Bf16.pow2();
 
     static int len(int r) {
         return SEQ_START[r / T] + r % T + 1;
@@ -250,18 +250,18 @@ public class KernelsTest {
         int[][] tilings = {{1, 1}, {2, 1}, {3, 2}, {64, 1}, {2, 5}, {1, 9}};   // {tileSize, numSplits}; 9 splits > len: empty splits
         for (int[] ts : tilings) {
             int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
-            float[] sTile = new float[parts * bc], oPart = new float[parts * DC], lse = new float[parts], oLat = new float[B * T * H * DC];
-            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
-            OnlineSoftmax.combine(oPart, lse, oLat, B * T, H, splits, DC);
+            float[] sTile = new float[parts * bc], oPart = new float[parts * DC], ml = new float[2 * parts], oLat = new float[B * T * H * DC];
+            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.combine(oPart, ml, oLat, B * T, H, splits, DC);
             assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
         }
     }
 
     @Test
     void combineOfOnlyEmptySplitsIsZeroNotNaN() {
-        float[] oPart = new float[3 * DC], lse = {Softmax.NEG_INF, Softmax.NEG_INF, Softmax.NEG_INF};
+        float[] oPart = new float[3 * DC], ml = new float[6];          // (m, l) = (0, 0): three empty splits
         float[] o = new float[DC];
-        OnlineSoftmax.combine(oPart, lse, o, 1, 1, 3, DC);
+        OnlineSoftmax.combine(oPart, ml, o, 1, 1, 3, DC);
         for (float v : o) {
             assertFalse(Float.isNaN(v));
             assertEquals(0f, v);
@@ -276,9 +276,9 @@ public class KernelsTest {
         Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
         AbsorbedAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, SEQ_START, B, T, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oLat, TOL, "absorbed over dtype " + dtype);
-        float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], lse = new float[B * T * H * 2], oT = new float[oLat.length];
-        OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, lse, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
-        OnlineSoftmax.combine(oPart, lse, oT, B * T, H, 2, DC);
+        float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], ml = new float[B * T * H * 2 * 2], oT = new float[oLat.length];
+        OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, ml, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
+        OnlineSoftmax.combine(oPart, ml, oT, B * T, H, 2, DC);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oT, TOL, "tiled over dtype " + dtype);
     }
 

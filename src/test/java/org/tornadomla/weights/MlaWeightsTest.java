@@ -59,4 +59,25 @@ class MlaWeightsTest {
         assertEquals("weight kv_b_proj.weight: expected shape [72, 24] (1728 numbers), found 5 numbers",
                 assertThrows(MlaException.class, () -> new MlaWeights(c, null, null, null, w.wq, w.wkvA, w.kvANorm, new float[5], w.wo)).getMessage());
     }
+
+    @Test
+    void weightsWithNanOrInfinityAreRefusedNamingTensorAndIndex() {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 4);
+        for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}) {
+            float[] wkvB = w.wkvB.clone();
+            wkvB[3 * c.kvLoraRank() + 5] = bad;
+            Path f = dir.resolve("bad.safetensors");
+            // the writer takes any float: the layer's tensors with the bad value in kv_b_proj
+            SafeTensorsWriter writer = new SafeTensorsWriter();
+            for (MlaWeights.Tensor t : MlaWeights.tensors(c)) {
+                writer.add(MlaWeights.prefix(0) + t.hfName(), t.shape(), t.hfName().equals("kv_b_proj.weight") ? wkvB : t.data(w));
+            }
+            writer.write(f);
+            assertEquals("weight 'model.layers.0.self_attn.kv_b_proj.weight' holds " + bad + " at [3, 5]; weights must be finite",
+                    assertThrows(MlaException.class, () -> MlaWeights.load(f, c, 0)).getMessage());
+            assertTrue(assertThrows(MlaException.class, () -> new MlaWeights(c, w.wqA, w.qANorm, w.wqB, null, w.wkvA, w.kvANorm, wkvB, w.wo))
+                    .getMessage().contains("kv_b_proj.weight' holds " + bad + " at [3, 5]"));
+        }
+    }
 }

@@ -87,10 +87,10 @@ class SafeTensorsTest {
         ByteBuffer buf = ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN).putLong(1_000_000L);
         Files.write(f, buf.array());
         String m = openError(f);
-        assertTrue(m.contains("header length 1000000 runs past the end of the file (file size 20 bytes"), m);
+        assertTrue(m.contains("header length 1000000 does not fit the file (file size 20 bytes"), m);
         Path neg = dir.resolve("neg.safetensors");
         Files.write(neg, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(-1L).array());
-        assertTrue(openError(neg).contains("header length 18446744073709551615 runs past the end"));
+        assertTrue(openError(neg).contains("header length 18446744073709551615 does not fit the file"));
         Path tiny = dir.resolve("tiny.safetensors");
         Files.write(tiny, new byte[] {1, 2, 3});
         assertTrue(openError(tiny).contains("3 bytes, expected at least 8"));
@@ -100,7 +100,7 @@ class SafeTensorsTest {
     void rejectsOverlappingAndOutOfRangeOffsetsAndWrongSizes() throws IOException {
         String overlap = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}";
         String m = openError(raw("o.safetensors", overlap, 12));
-        assertTrue(m.contains("'a' [0, 8) and 'b' [4, 12) overlap"), m);
+        assertTrue(m.contains("tensor 'b' starts at byte 4 but tensor 'a' ends at 8 (overlap)"), m);
         String range = "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}";
         m = openError(raw("r.safetensors", range, 16));
         assertTrue(m.contains("data_offsets [8, 24] out of range: the data section holds 16 bytes"), m);
@@ -110,8 +110,8 @@ class SafeTensorsTest {
         m = openError(raw("s.safetensors", size, 8));
         assertTrue(m.contains("hold 8 bytes, expected 6 for BF16 [3]"), m);
         assertTrue(openError(raw("d.safetensors", "{\"a\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1)).contains("unknown dtype 'Q4'"));
-        assertTrue(openError(raw("j.safetensors", "{\"a\": [", 0)).contains("not valid JSON"));
-        assertTrue(openError(raw("n.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0)).contains("non-negative integers"));
+        assertTrue(openError(raw("j.safetensors", "{\"a\": [}", 0)).contains("not valid JSON"));
+        assertTrue(openError(raw("n.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0)).contains("must be a non-negative integer, found the number -1"));
     }
 
     @Test

@@ -37,11 +37,11 @@ class FlashDecodeTest {
             g.state("cache", cache);
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
-            float[] lse = g.scratch("lse", new float[B * T * H * SPLITS]);
+            float[] ml = g.scratch("ml", new float[2 * B * T * H * SPLITS]);
             float[] oLat = g.output("o_lat", new float[B * T * H * DC]);
-            g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, lse, seqStart,
+            g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, ml, seqStart,
                     B, T, CAP, H, DN, DR, DC, 0.07f, BC, SPLITS);
-            g.task("combine", OnlineSoftmax::combine, oPart, lse, oLat, B * T, H, SPLITS, DC);
+            g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, B * T, H, SPLITS, DC);
             JvmExecutor jvm = new JvmExecutor();
             try (TornadoExecutor dev = new TornadoExecutor(null, null, true)) {
                 // contexts 1 (only split 0 non-empty), 3 (empty splits), 37, 299 with a different one per sequence

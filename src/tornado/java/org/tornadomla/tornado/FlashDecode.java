@@ -12,7 +12,8 @@ import uk.ac.manchester.tornado.api.math.TornadoMath;
  * heads), LOCAL threads. Per tile of Bc latent rows [c_kv | k_pe], loaded once into local memory and used by
  * all G heads as keys and values: scores (one (head, row) per thread), per-head online softmax, and
  * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in registers; at the
- * end oPart = acc / l, lse = m + ln l (empty split: 0 and NEG_INF). Limits ({@link #supports}): G = min(8, H)
+ * end oPart = acc / l and mlPart = (m, l) (a split that is empty or all −∞: o = 0, m = 0, l = 0), the same
+ * softmax convention as splitTiles ({@link Softmax}: the max from the first score, no ∞ constants). Limits ({@link #supports}): G = min(8, H)
  * divides H, d_c ≤ 512, d_c + d_r &lt; 640; local memory 41 KB, under every CUDA device's 48 KB. A
  * KernelContext has no JVM run (its ids are 0 there): it is tested on the device against splitTiles.
  * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): 13.6 ms per decode step; no GPU yet.
@@ -39,8 +40,8 @@ public final class FlashDecode {
         return rows * numSplits * (heads / headsPerGroup(heads));
     }
 
-    public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
-                               int dtype, float[] oPart, float[] lsePart, int[] seqStart, int tokens, int capacity,
+    public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
+                               int dtype, float[] oPart, float[] mlPart, int[] seqStart, int tokens, int capacity,
                                int heads, int group, int dn, int dr, int dc, float scale, int numSplits) {
         int tid = ctx.localIdx;
         int nThreads = ctx.localGroupSizeX;
@@ -72,7 +73,7 @@ public final class FlashDecode {
             qs[hh * ws + c] = c < dc ? qLat[rh * dc + c] : q[rh * (dn + dr) + dn + c - dc];
         }
         if (tid < group) {
-            m[tid] = Softmax.NEG_INF;
+            m[tid] = 0f;                      // set from the first tile
             l[tid] = 0f;
         }
         for (int i = 0; i < MAX_GROUP * DIMS_PER_THREAD; i++) {
@@ -84,7 +85,7 @@ public final class FlashDecode {
             int n = Math.min(TILE, hi - j0);
             // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads
             for (int i = tid; i < n * w; i += nThreads) {
-                tile[(i / w) * ws + i % w] = CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0 + i / w, i % w, w, dc);
+                tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0 + i / w, i % w, w, dc);
             }
             ctx.localBarrier();
             for (int i = tid; i < group * n; i += nThreads) {
@@ -98,15 +99,17 @@ public final class FlashDecode {
             }
             ctx.localBarrier();
             if (tid < group) {
-                float mTile = Softmax.NEG_INF;
-                for (int jj = 0; jj < n; jj++) {
+                float mTile = p[tid * TILE];
+                for (int jj = 1; jj < n; jj++) {
                     mTile = TornadoMath.max(mTile, p[tid * TILE + jj]);
                 }
-                float mNew = TornadoMath.max(m[tid], mTile);
-                float a = TornadoMath.exp(m[tid] - mNew);
+                float mNew = j0 == lo ? mTile : TornadoMath.max(m[tid], mTile);
+                float mOld = j0 == lo ? mNew : m[tid];
+                float shift = Softmax.shift(mNew);
+                float a = TornadoMath.exp(mOld - shift);
                 float sum = 0f;
                 for (int jj = 0; jj < n; jj++) {
-                    float e = TornadoMath.exp(p[tid * TILE + jj] - mNew);
+                    float e = TornadoMath.exp(p[tid * TILE + jj] - shift);
                     p[tid * TILE + jj] = e;
                     sum += e;
                 }
@@ -140,7 +143,8 @@ public final class FlashDecode {
                 }
             }
             if (tid == 0) {
-                lsePart[part] = l[hh] > 0f ? m[hh] + TornadoMath.log(l[hh]) : Softmax.NEG_INF;
+                mlPart[2 * part] = l[hh] > 0f ? m[hh] : 0f;
+                mlPart[2 * part + 1] = l[hh];
             }
         }
     }

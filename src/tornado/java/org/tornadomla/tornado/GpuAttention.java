@@ -1,6 +1,7 @@
 package org.tornadomla.tornado;
 
 import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.Softmax;
 import uk.ac.manchester.tornado.api.KernelContext;
 import uk.ac.manchester.tornado.api.math.TornadoMath;
 
@@ -35,7 +36,7 @@ public final class GpuAttention {
     }
 
     /** score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]) for j ≤ the row's position. */
-    public static void absorbedScores(KernelContext ctx, float[] qLat, float[] q, float[] kvF32, short[] kvBf16, byte[] kvInt8,
+    public static void absorbedScores(KernelContext ctx, float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
                                       int dtype, float[] scores, int[] seqStart, int batch, int tokens, int capacity,
                                       int heads, int dn, int dr, int dc, float scale) {
         float[] tile = ctx.allocateFloatLocalArray(TILE * MAX_ROW);
@@ -49,7 +50,7 @@ public final class GpuAttention {
         int w = dc + dr;
         int ws = w + 1;
         for (int i = tid; i < n * w; i += LOCAL) {
-            tile[(i / w) * ws + i % w] = CacheOps.load(kvF32, kvBf16, kvInt8, dtype, b * capacity + j0 + i / w, i % w, w, dc);
+            tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0 + i / w, i % w, w, dc);
         }
         ctx.localBarrier();
         for (int i = tid; i < heads * n; i += LOCAL) {
@@ -76,7 +77,7 @@ public final class GpuAttention {
         int r = rh / heads;
         int len = seqStart[r / tokens] + r % tokens + 1;
         int base = rh * capacity;
-        // every row has its own token, so scores[base] exists: the max starts there, not at an infinity
+        // every row has its own token, so scores[base] exists: the max starts there, not at an infinity (Softmax)
         float mx = scores[base];
         for (int j = tid; j < len; j += LOCAL) {
             mx = TornadoMath.max(mx, scores[base + j]);
@@ -89,11 +90,11 @@ public final class GpuAttention {
             }
             ctx.localBarrier();
         }
-        mx = red[0];
+        float shift = Softmax.shift(red[0]);   // the max, or 0 when every score is −∞ (as the plain kernel)
         ctx.localBarrier();
         float sum = 0f;
         for (int j = tid; j < len; j += LOCAL) {
-            float e = TornadoMath.exp(scores[base + j] - mx);
+            float e = TornadoMath.exp(scores[base + j] - shift);
             scores[base + j] = e;
             sum += e;
         }
@@ -105,7 +106,7 @@ public final class GpuAttention {
             }
             ctx.localBarrier();
         }
-        float inv = 1f / red[0];
+        float inv = red[0] > 0f ? 1f / red[0] : 0f;   // a row of only −∞ keeps weights 0
         for (int j = tid; j < len; j += LOCAL) {
             scores[base + j] *= inv;
         }

@@ -1,13 +1,14 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.kernels.Norms;
 import uk.ac.manchester.tornado.api.KernelContext;
 
 /**
  * RMSNorm for GPUs: a {@link KernelContext} kernel replacing {@link org.tornadomla.kernels.Norms#rmsNorm} on
  * TornadoVM. The plain kernel has one thread per token row, so a decode step at batch 1 normalises 1,536
  * (q_a_layernorm) or 512 (kv_a_layernorm) numbers on a single GPU thread; here a work-group of
- * {@link #LOCAL} threads shares each row and reduces in local memory. The sum of squares is taken of x / max|x|
- * (then scaled back in double), so rows of any finite magnitude normalise as in float64.
+ * {@link #LOCAL} threads shares each row and reduces in local memory. Scale-safe as the plain kernel: the
+ * sum of squares is taken of x / max|x|, so rows of any finite magnitude normalise as in float64.
  */
 public final class GpuNorms {
     private GpuNorms() {
@@ -34,28 +35,26 @@ public final class GpuNorms {
             }
             ctx.localBarrier();
         }
-        float scale = red[0];
+        // as Norms.rmsNorm: divide by the largest |x| (if above 1, at most 2^126) before squaring
+        float s = red[0] > 1f ? Math.min(red[0], Norms.MAX_SCALE) : 1f;
+        float invS = 1f / s;
         ctx.localBarrier();
-        float invScale = scale > 0f ? 1f / scale : 0f;
         float sum = 0f;
         for (int i = tid; i < dim; i += LOCAL) {
-            float v = x[base + i] * invScale;
+            float v = x[base + i] * invS;
             sum += v * v;
         }
         red[tid] = sum;
         ctx.localBarrier();
-        for (int s = LOCAL / 2; s > 0; s >>= 1) {
-            if (tid < s) {
-                red[tid] += red[tid + s];
+        for (int step = LOCAL / 2; step > 0; step >>= 1) {
+            if (tid < step) {
+                red[tid] += red[tid + step];
             }
             ctx.localBarrier();
         }
-        // 1 / sqrt(scale²·mean + eps) without forming scale² in float (it may overflow or underflow)
-        double sc = scale;
-        double mean = red[0] / dim;
-        float inv = scale > 0f ? (float) (1.0 / (sc * Math.sqrt(mean + eps / (sc * sc)))) : (float) (1.0 / Math.sqrt(eps));
+        float inv = 1f / (float) Math.sqrt(red[0] / dim + eps * invS * invS);
         for (int i = tid; i < dim; i += LOCAL) {
-            out[r * dim + i] = weight[i] * (x[base + i] * inv);
+            out[r * dim + i] = weight[i] * (x[base + i] * invS * inv);
         }
     }
 }

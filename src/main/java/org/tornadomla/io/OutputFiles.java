@@ -1,0 +1,189 @@
+package org.tornadomla.io;
+
+import org.tornadomla.MlaException;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The one way this library and its commands write a file: never half a file, never over anything but a
+ * regular file the caller may replace, never over one of the command's own inputs.
+ *
+ * <p>{@link #write} first {@link #check checks} the target, then writes the content to a new file in the
+ * target's directory (created with the process's usual permissions, i.e. 0666 minus the umask, not the 0600
+ * of {@code Files.createTempFile}; a file it replaces keeps its permissions), forces it to disk and renames it
+ * over the target in one atomic step. If anything fails the target is untouched and the temporary file is
+ * removed. A target that is a symbolic link is written through: the file it points to is replaced, the link
+ * stays.
+ *
+ * <p>Refused, with an {@link MlaException} naming the path: a target that exists but is not a regular file (a
+ * directory, {@code /dev/null} or another device, a FIFO, a socket), a dangling symbolic link, a read-only
+ * file (no write permission bit set, also when running as root), and a target that is the same file as one
+ * of {@code inputs} however it is spelled (relative or absolute, through symbolic links, a hard link).
+ * Commands pass every file they read (config, each weight shard and the index, the input file).
+ */
+public final class OutputFiles {
+    private OutputFiles() {
+    }
+
+    /** Writes the content to a stream; the stream is buffered, flushed and closed by {@link #write}. */
+    @FunctionalInterface
+    public interface Content {
+        void writeTo(OutputStream out) throws IOException;
+    }
+
+    /** Throws unless {@code target} may be written (see the class comment); changes nothing on disk. */
+    public static void check(Path target, Collection<Path> inputs) {
+        resolve(target, inputs);
+    }
+
+    public static void write(Path target, Content content) {
+        write(target, List.of(), content);
+    }
+
+    /** Writes {@code target} atomically with {@code content}, after {@link #check}ing it against {@code inputs}. */
+    public static void write(Path target, Collection<Path> inputs, Content content) {
+        Objects.requireNonNull(content, "content");
+        Path real = resolve(target, inputs);
+        Path dir = real.getParent();
+        Path tmp = null;
+        try {
+            Files.createDirectories(dir);
+            Set<PosixFilePermission> keep = Files.exists(real) ? permissions(real) : null;
+            tmp = createTemp(dir, real.getFileName().toString());
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                OutputStream out = new BufferedOutputStream(Channels.newOutputStream(ch), 1 << 20);
+                content.writeTo(out);
+                out.flush();
+                ch.force(true);
+            }
+            if (keep != null) Files.setPosixFilePermissions(tmp, keep);
+            // the target may have changed while we wrote: check again right before the rename
+            resolve(target, inputs);
+            Files.move(tmp, real, StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
+        } catch (AtomicMoveNotSupportedException e) {
+            throw new MlaException("cannot write " + target + ": this file system cannot replace a file atomically");
+        } catch (IOException e) {
+            throw new MlaException("cannot write " + target + ": " + MlaException.reason(e), e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // best effort: the target itself was never touched
+                }
+            }
+        }
+    }
+
+    /**
+     * A new, empty file ".NAME.RANDOM.tmp" in dir, created exclusively (O_EXCL: never an existing file or
+     * link) with the default permissions, which the umask reduces as for any new file.
+     */
+    private static Path createTemp(Path dir, String name) throws IOException {
+        String base = "." + (name.length() > 100 ? name.substring(0, 100) : name) + ".";
+        for (int attempt = 0; ; attempt++) {
+            Path tmp = dir.resolve(base + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+            try {
+                Files.newByteChannel(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+                return tmp;
+            } catch (FileAlreadyExistsException e) {
+                if (attempt > 20) throw e;
+            }
+        }
+    }
+
+    private static Set<PosixFilePermission> permissions(Path p) throws IOException {
+        PosixFileAttributeView v = Files.getFileAttributeView(p, PosixFileAttributeView.class);
+        return v == null ? null : v.readAttributes().permissions();
+    }
+
+    /** The path to write (symbolic links followed), after every check of the class comment. */
+    private static Path resolve(Path target, Collection<Path> inputs) {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(inputs, "inputs");
+        Path abs = target.toAbsolutePath().normalize();
+        if (abs.getParent() == null) throw new MlaException("cannot write " + target + ": not a file name");
+        if (!Files.exists(abs, LinkOption.NOFOLLOW_LINKS)) {
+            return abs;
+        }
+        Path real;
+        try {
+            real = abs.toRealPath();
+        } catch (IOException e) {
+            throw new MlaException("cannot write " + target + ": it is a symbolic link to nowhere (" + MlaException.reason(e) + ")");
+        }
+        if (!Files.isRegularFile(real)) {
+            throw new MlaException("cannot write " + target + ": it exists and is not a regular file but " + kind(real)
+                    + "; give the path of a new or regular file");
+        }
+        for (Path in : inputs) {
+            if (in == null) continue;
+            try {
+                if (Files.exists(in) && Files.isSameFile(real, in)) {
+                    throw new MlaException("cannot write " + target + ": it is the input file " + in
+                            + " of this command; choose another output path");
+                }
+            } catch (IOException e) {
+                // an input we cannot stat cannot be compared; it was read (or refused) by the command already
+            }
+        }
+        if (readOnly(real)) {
+            throw new MlaException("cannot write " + target + ": the file is read-only; remove it or choose another output path");
+        }
+        return real;
+    }
+
+    /** No write permission for us, or no write bit at all (root may write anything, but a 0444 file says "keep"). */
+    private static boolean readOnly(Path p) {
+        if (!Files.isWritable(p)) return true;
+        try {
+            Set<PosixFilePermission> perms = permissions(p);
+            return perms != null && !perms.contains(PosixFilePermission.OWNER_WRITE)
+                    && !perms.contains(PosixFilePermission.GROUP_WRITE) && !perms.contains(PosixFilePermission.OTHERS_WRITE);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String kind(Path p) {
+        if (Files.isDirectory(p)) return "a directory";
+        try {
+            PosixFileAttributes a = Files.readAttributes(p, PosixFileAttributes.class);
+            if (a.isOther()) {
+                Object mode = Files.getAttribute(p, "unix:mode");
+                if (mode instanceof Integer m) {
+                    return switch (m & 0170000) {
+                        case 0020000 -> "a character device";
+                        case 0060000 -> "a block device";
+                        case 0010000 -> "a FIFO (named pipe)";
+                        case 0140000 -> "a socket";
+                        default -> "a special file";
+                    };
+                }
+            }
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            // fall through
+        }
+        return "a special file";
+    }
+}

@@ -1,0 +1,140 @@
+package org.tornadomla.cache;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.MlaException;
+import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsWriter;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A cache file that is not exactly what was exported is refused, with the target cache unchanged. */
+class CacheFilesIntegrityTest {
+    @TempDir
+    Path dir;
+    final MlaConfig c = TestData.small();
+    static final int N = 5;
+
+    private LatentCache filled(CacheDtype dt) {
+        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 3));
+        LatentCache cache = layer.newCache(1, 8, dt);
+        layer.prefill(cache, TestData.gaussian(4, N * c.hiddenSize()), N, AttentionPath.ABSORBED);
+        return cache;
+    }
+
+    private String refused(Path file, CacheDtype dt) {
+        LatentCache target = new LatentCache(c, 1, 8, dt);
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, target, 0)).getMessage();
+        assertEquals(0, target.length(0), "the cache is unchanged");
+        assertEquals(1, m.lines().count(), m);
+        return m;
+    }
+
+    @Test
+    void aFlippedBitAnywhereInTheDataIsAClearError() throws IOException {
+        for (CacheDtype dt : CacheDtype.values()) {
+            Path file = dir.resolve(dt + ".safetensors");
+            CacheFiles.export(filled(dt), 0, c, file);
+            byte[] bytes = Files.readAllBytes(file);
+            long dataStart = 8 + ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong();
+            for (long at : new long[] {dataStart, dataStart + 7, bytes.length - 1, (dataStart + bytes.length) / 2}) {
+                for (int bit : new int[] {0, 7}) {
+                    byte[] damaged = bytes.clone();
+                    damaged[(int) at] ^= (byte) (1 << bit);
+                    Path bad = dir.resolve("bad-" + dt + ".safetensors");
+                    Files.write(bad, damaged);
+                    String m = refused(bad, dt);
+                    assertTrue(m.contains("is damaged") && m.contains("CRC32C"), dt + " byte " + at + ": " + m);
+                }
+            }
+            LatentCache ok = new LatentCache(c, 1, 8, dt);
+            CacheFiles.importInto(file, c, ok, 0);
+            assertEquals(N, ok.length(0));
+        }
+    }
+
+    /** A cache file written by hand: correct metadata and checksums, chosen tensors. */
+    private Path handMade(String name, CacheDtype dt, SafeTensorsWriter w) {
+        Path f = dir.resolve(name);
+        w.checksums().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c))
+                .metadata("dtype", dt.toString()).metadata("length", Integer.toString(N)).write(f);
+        return f;
+    }
+
+    @Test
+    void nonFiniteValuesNegativeScalesAndFp8NanCodesAreRefused() {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        float[] kv = TestData.gaussian(1, N * dc), pe = TestData.gaussian(2, N * dr);
+        kv[2 * dc + 3] = Float.NaN;
+        assertTrue(refused(handMade("nan.safetensors", CacheDtype.F32, new SafeTensorsWriter().add("kv_cache", new long[] {N, dc}, kv)
+                .add("pe_cache", new long[] {N, dr}, pe)), CacheDtype.F32).contains("tensor kv_cache holds NaN at [2, 3]"));
+        kv[2 * dc + 3] = 1f;
+        pe[dr + 1] = Float.NEGATIVE_INFINITY;
+        assertTrue(refused(handMade("inf.safetensors", CacheDtype.BF16, new SafeTensorsWriter().add("kv_cache", DType.BF16, new long[] {N, dc}, kv)
+                .add("pe_cache", DType.BF16, new long[] {N, dr}, pe)), CacheDtype.BF16).contains("tensor pe_cache holds -Infinity at [1, 1]"));
+        pe[dr + 1] = 0f;
+        byte[] e4m3 = new byte[N * dc];
+        e4m3[4 * dc + 1] = (byte) 0xFF;
+        float[] scales = new float[N * ((dc + 127) / 128)];
+        java.util.Arrays.fill(scales, 0.5f);
+        assertTrue(refused(handMade("fp8nan.safetensors", CacheDtype.FP8, new SafeTensorsWriter().addBytes("kv_cache_fp8", DType.F8_E4M3, new long[] {N, dc}, e4m3)
+                .add("kv_cache_scales", new long[] {N, scales.length / N}, scales).add("pe_cache", DType.BF16, new long[] {N, dr}, pe)), CacheDtype.FP8)
+                .contains("e4m3 NaN code 0xff at [4, 1]"));
+        byte[] int8 = new byte[N * (dc + dr)];
+        float[] s2 = new float[2 * N];
+        java.util.Arrays.fill(s2, 0.1f);
+        s2[7] = -0.1f;
+        assertTrue(refused(handMade("negscale.safetensors", CacheDtype.INT8, new SafeTensorsWriter().addBytes("kv_cache_int8", DType.I8, new long[] {N, dc + dr}, int8)
+                .add("kv_cache_scales", new long[] {N, 2}, s2)), CacheDtype.INT8).contains("kv_cache_scales holds -0.1 at [3, 1]; scales must be finite and >= 0"));
+    }
+
+    @Test
+    void anythingElseThanWhatExportWritesIsRefused() {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        float[] kv = TestData.gaussian(1, N * dc), pe = TestData.gaussian(2, N * dr);
+        assertTrue(refused(handMade("dtype.safetensors", CacheDtype.BF16, new SafeTensorsWriter().add("kv_cache", new long[] {N, dc}, kv)
+                .add("pe_cache", DType.BF16, new long[] {N, dr}, pe)), CacheDtype.BF16).contains("tensor kv_cache has dtype F32, expected BF16"));
+        assertTrue(refused(handMade("extra.safetensors", CacheDtype.F32, new SafeTensorsWriter().add("kv_cache", new long[] {N, dc}, kv)
+                .add("pe_cache", new long[] {N, dr}, pe).add("spare", new long[] {1}, new float[1])), CacheDtype.F32).contains("unexpected tensor 'spare'"));
+        Path noCrc = dir.resolve("nocrc.safetensors");
+        new SafeTensorsWriter().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c)).metadata("dtype", "f32")
+                .metadata("length", Integer.toString(N)).add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(noCrc);
+        assertTrue(refused(noCrc, CacheDtype.F32).contains("no valid checksum for tensor kv_cache"));
+        Path v1 = dir.resolve("v1.safetensors");
+        new SafeTensorsWriter().metadata("format", "tornado-mla/latent-cache/1").add("kv_cache", new long[] {N, dc}, kv).write(v1);
+        assertTrue(refused(v1, CacheDtype.F32).contains("format 1, which has no checksums"));
+        Path len = dir.resolve("len.safetensors");
+        new SafeTensorsWriter().checksums().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c))
+                .metadata("dtype", "f32").metadata("length", "+5").add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(len);
+        assertTrue(refused(len, CacheDtype.F32).contains("metadata length '+5' is not a token count"));
+    }
+
+    @Test
+    void theApiChecksItsArguments() {
+        LatentCache cache = filled(CacheDtype.F32);
+        Path f = dir.resolve("c.safetensors");
+        assertEquals("sequence 1 out of range: the cache holds sequences 0 … 0",
+                assertThrows(MlaException.class, () -> CacheFiles.export(cache, 1, c, f)).getMessage());
+        assertEquals("file", assertThrows(NullPointerException.class, () -> CacheFiles.export(cache, 0, c, null)).getMessage());
+        CacheFiles.export(cache, 0, c, f);
+        assertEquals("sequence -1 out of range: the cache holds sequences 0 … 0",
+                assertThrows(MlaException.class, () -> CacheFiles.importInto(f, c, new LatentCache(c, 1, 8, CacheDtype.F32), -1)).getMessage());
+        LatentCache other = new LatentCache(c, 1, 8, CacheDtype.F32);
+        CacheFiles.importInto(f, c, other, 0);
+        assertArrayEquals(cache.latent(0), other.latent(0));
+    }
+}

@@ -1,0 +1,180 @@
+package org.tornadomla.cli;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.TestData;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsWriter;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every refusal of the command line is one line of printable text on stderr and exit code 2, with no stack
+ * trace, no third-party text, no output file and every input file untouched.
+ */
+class CliRefusalsTest {
+    @TempDir
+    Path dir;
+    final MlaConfig cfg = TestData.yarn();
+    Path config, weights, input, out;
+
+    @BeforeEach
+    void files() throws IOException {
+        config = dir.resolve("config.json");
+        Files.writeString(config, cfg.toJson());
+        weights = dir.resolve("model.safetensors");
+        MlaWeights.random(cfg, 21).addTo(new SafeTensorsWriter(), 0, DType.BF16).write(weights);
+        input = input("in.safetensors", "prefill_input", "decode_input_0");
+        out = dir.resolve("out.safetensors");
+    }
+
+    /** An input file with these tensors: prefill_input [1, 3, D], anything else [1, 1, D]. */
+    private Path input(String file, String... names) {
+        int d = cfg.hiddenSize();
+        SafeTensorsWriter w = new SafeTensorsWriter();
+        for (String n : names) {
+            int t = n.equals("prefill_input") ? 3 : 1;
+            w.add(n, new long[] {1, t, d}, TestData.gaussian(n.hashCode(), t * d));
+        }
+        Path p = dir.resolve(file);
+        w.write(p);
+        return p;
+    }
+
+    private String[] runLayer(Path in, Path output, String... extra) {
+        List<String> a = new ArrayList<>(List.of("run-layer", "--config", config.toString(), "--weights", weights.toString(),
+                "--input", in.toString(), "--output", output.toString()));
+        a.addAll(Arrays.asList(extra));
+        return a.toArray(String[]::new);
+    }
+
+    /** Exit code 2, one printable line containing {@code expected}, nothing written, every file as it was. */
+    private String refused(String expected, String... args) throws IOException {
+        List<Path> files;
+        try (var s = Files.list(dir)) {
+            files = s.sorted().toList();
+        }
+        List<byte[]> contents = new ArrayList<>();
+        for (Path f : files) contents.add(Files.isRegularFile(f) ? Files.readAllBytes(f) : new byte[0]);
+        CliTest.Run r = CliTest.mla(args);
+        String err = r.err();
+        assertEquals(2, r.code(), r.out() + err);
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.startsWith("mla: error: "), err);
+        assertTrue(err.contains(expected), err);
+        assertFalse(err.strip().chars().anyMatch(c -> c < 0x20 || (c >= 0x7F && c < 0xA0)), err);
+        assertFalse(err.contains("http") || err.contains("Exception") || err.contains("\tat "), err);
+        try (var s = Files.list(dir)) {
+            assertEquals(files, s.sorted().toList(), "no file appears or disappears");
+        }
+        for (int i = 0; i < files.size(); i++) {
+            if (Files.isRegularFile(files.get(i))) assertArrayEquals(contents.get(i), Files.readAllBytes(files.get(i)), files.get(i) + " unchanged");
+        }
+        return err;
+    }
+
+    @Test
+    void decodeStepsRunFromZeroWithoutGapsAndNoTensorIsIgnored() throws IOException {
+        Path gap = input("gap.safetensors", "prefill_input", "decode_input_0", "decode_input_2");
+        refused("has decode_input_2 but no decode_input_1: decode steps must run from 0 without a gap", runLayer(gap, out));
+        Path start = input("start.safetensors", "prefill_input", "decode_input_1");
+        refused("has decode_input_1 but no decode_input_0", runLayer(start, out));
+        Path extra = input("extra.safetensors", "prefill_input", "decode_input_0", "unrelated");
+        refused("holds tensor 'unrelated', which run-layer does not use", runLayer(extra, out));
+        Path padded = input("padded.safetensors", "prefill_input", "decode_input_00");
+        refused("holds tensor 'decode_input_00'", runLayer(padded, out));
+        assertEquals(0, CliTest.mla(runLayer(input, out)).code());
+    }
+
+    @Test
+    void theOutputIsNeverAnInputNorANonRegularFile() throws IOException {
+        Path sub = Files.createDirectory(dir.resolve("sub"));
+        Path link = Files.createSymbolicLink(dir.resolve("link.safetensors"), input);
+        for (Path o : List.of(input, sub.resolve("..").resolve("in.safetensors"), link, config, weights)) {
+            refused("is the input file", runLayer(input, o));
+        }
+        refused("not a regular file but a directory", runLayer(input, sub));
+        refused("not a regular file but a character device", runLayer(input, Path.of("/dev/null")));
+        // sharded weights: no shard and not the index
+        Path model = Files.createDirectory(dir.resolve("model"));
+        Files.copy(weights, model.resolve("shard-1.safetensors"));
+        StringBuilder map = new StringBuilder();
+        for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
+            map.append(map.isEmpty() ? "" : ",").append("\"").append(MlaWeights.prefix(0)).append(t.hfName()).append("\":\"shard-1.safetensors\"");
+        }
+        Files.writeString(model.resolve("model.safetensors.index.json"), "{\"weight_map\":{" + map + "}}");
+        String[] args = runLayer(input, model.resolve("shard-1.safetensors"));
+        args[4] = model.toString();
+        refused("is the input file", args);
+        args[args.length - 1] = model.resolve("model.safetensors.index.json").toString();
+        refused("is the input file", args);
+    }
+
+    @Test
+    void badOptionsAndSizesAreOneLine() throws IOException {
+        refused("split count must be 0 (auto) or in 1 … 4096, found -1", runLayer(input, out, "--splits", "-1"));
+        refused("split count must be 0 (auto) or in 1 … 4096, found 99999999", runLayer(input, out, "--splits", "99999999"));
+        refused("tile size must be in 1 … 65536", runLayer(input, out, "--tile", "-5"));
+        refused("Invalid value for option '--splits'", runLayer(input, out, "--splits", "1e9"));
+        refused("--prefill", "demo", "--prefill", "2000000000", "--hidden", "64");
+        refused("more than one Java array holds", "demo", "--hidden", "2000000000");
+        refused("--heads and --context must be >= 1", "cache-error", "--heads", "0");
+        refused("--budget-ms must be in", "bench", "--budget-ms", "NaN", "--backends", "java-reference");
+        refused("--ranks must be in", "rank", "--weights", weights.toString(), "--ranks", "0", "--layer", "0");
+        Path shortCtx = dir.resolve("short.json");
+        Files.writeString(shortCtx, cfg.toJson().replace("\"max_position_embeddings\": 1024", "\"max_position_embeddings\": 3"));
+        String[] args = runLayer(input, out);
+        args[2] = shortCtx.toString();
+        refused("past max_position_embeddings 3", args);
+    }
+
+    @Test
+    void badConfigsAreNamedInOneLine() throws IOException {
+        String[] args = runLayer(input, out);
+        args[2] = "/dev/zero";
+        refused("not a regular file", args);
+        Path typed = dir.resolve("typed.json");
+        Files.writeString(typed, cfg.toJson().replace("\"type\": \"yarn\"", "\"type\": {}"));
+        args[2] = typed.toString();
+        refused("rope_scaling.type must be a string, found an object", args);
+        Files.writeString(typed, cfg.toJson().replace("{", "{ // comment\n"));
+        refused("not valid JSON", args);
+        Files.writeString(typed, cfg.toJson().replace("\"factor\": 4.0", "\"factor\": 1e999"));
+        refused("rope_scaling.factor must be a finite number > 0", args);
+        Path gqa = dir.resolve("gqa.json");
+        Files.writeString(gqa, "{\"hidden_size\": 4096, \"num_attention_heads\": 0, \"num_hidden_layers\": 32}");
+        refused("num_attention_heads must be in 1 … 1000000", "kv-memory", "--config", gqa.toString());
+        Files.writeString(gqa, "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"head_dim\": {}, \"num_hidden_layers\": 32}");
+        refused("head_dim must be an integer, found an object", "kv-memory", "--config", gqa.toString());
+    }
+
+    @Test
+    void namesFromFilesAreNeverEchoedRaw() throws IOException {
+        Path evil = input("evil.safetensors", "prefill_input", "decode_input_0", "x\u001b[2J\nmla: ok\u0007");
+        String err = refused("'x\\u001B[2J\\u000Amla: ok\\u0007'", runLayer(evil, out));
+        assertFalse(err.contains("\u001b"), err);
+    }
+
+    @Test
+    void otherCommandsRefuseBadOutputsBeforeWorking() throws IOException {
+        refused("not a regular file but a character device", "bench", "--csv", "/dev/null", "--backends", "java-reference");
+        Path both = dir.resolve("both.png");
+        refused("--csv and --chart name the same file", "bench", "--csv", both.toString(), "--chart", both.toString(), "--backends", "java-reference");
+        refused("not a regular file but a character device", "kv-memory", "--chart", "/dev/null");
+        refused("is the input file", "kv-memory", "--config", config.toString(), "--chart", config.toString());
+        refused("not a regular file but a character device", "rank", "--generate", "--output", "/dev/null");
+    }
+}
