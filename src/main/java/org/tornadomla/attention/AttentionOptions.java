@@ -18,8 +18,6 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) 
     public static final int MAX_TILE = 65536, MAX_SPLITS = 4096;
     /** At most this many automatic splits: beyond it the combine step costs more than the parallelism gains. */
     public static final int AUTO_MAX_SPLITS = 64;
-    /** Heads that one work item of the tiled kernels serves together (FlashDecode's group, java-fast's task). */
-    static final int HEADS_PER_ITEM = 8;
 
     public AttentionOptions {
         Objects.requireNonNull(path, "path");
@@ -41,15 +39,21 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) 
      * splits), at most one split per tile of the capacity and {@link #AUTO_MAX_SPLITS}.
      */
     public int splitsFor(int rows, int heads, int capacity, int parallelism) {
+        return splitsFor(rows, heads, capacity, parallelism, 8);
+    }
+
+    /** As {@link #splitsFor(int, int, int, int)} for an executor whose work items serve {@code headsPerItem} heads. */
+    public int splitsFor(int rows, int heads, int capacity, int parallelism, int headsPerItem) {
         if (numSplits != AUTO) return numSplits;
-        long items = (long) rows * ((heads + HEADS_PER_ITEM - 1) / HEADS_PER_ITEM);
+        int perItem = Math.max(1, Math.min(heads, headsPerItem));
+        long items = (long) rows * ((heads + perItem - 1) / perItem);
         long want = (Math.max(1, parallelism) + items - 1) / items;
         long byTiles = (capacity + (long) tileSize - 1) / tileSize;
         return (int) Math.max(1, Math.min(Math.min(want, byTiles), AUTO_MAX_SPLITS));
     }
 
-    /** These options with the split count resolved ({@link #splitsFor}). */
-    public AttentionOptions resolved(int rows, int heads, int capacity, int parallelism) {
-        return new AttentionOptions(path, tileSize, splitsFor(rows, heads, capacity, parallelism));
+    /** These options with the split count resolved for {@code executor} ({@link #splitsFor}). */
+    public AttentionOptions resolved(int rows, int heads, int capacity, org.tornadomla.graph.GraphExecutor executor) {
+        return new AttentionOptions(path, tileSize, splitsFor(rows, heads, capacity, executor.parallelism(), executor.headsPerWorkItem()));
     }
 }

@@ -135,8 +135,7 @@ public final class MlaLayer implements AutoCloseable {
     private Step step(Shape shape) {
         Step s = steps.get(shape);
         if (s == null) {
-            AttentionOptions opt = shape.opt.resolved(shape.cache.batch() * shape.tokens, c.numHeads(), shape.cache.capacity(),
-                    executor.parallelism());
+            AttentionOptions opt = shape.opt.resolved(shape.cache.batch() * shape.tokens, c.numHeads(), shape.cache.capacity(), executor);
             s = buildGraph(shape.cache, shape.tokens, opt);
             steps.put(shape, s);
             if (steps.size() > MAX_GRAPHS) {

@@ -76,13 +76,13 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("backend: %s%n", layer.device());
             out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);
             out.flush();
-            runPaths(out, layer, dtype, executor.parallelism());
+            runPaths(out, layer, dtype, executor);
         }
         printFootprint(out, cfg);
         return 0;
     }
 
-    private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype, int parallelism) {
+    private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype, GraphExecutor executor) {
         SplittableRandom rnd = new SplittableRandom(seed + 1);
         float[] prompt = MlaWeights.gaussians(rnd, batch * prefill * hidden, 1);
         float[][] next = new float[steps][];
@@ -114,7 +114,7 @@ public final class DemoCommand implements Callable<Integer> {
                 diff = String.format("%.2e", max);
             }
             String splits = kernel.splits == AttentionOptions.AUTO
-                    ? "auto " + opt.splitsFor(batch, layer.config().numHeads(), prefill + steps, parallelism) : "" + kernel.splits;
+                    ? "auto " + opt.resolved(batch, layer.config().numHeads(), prefill + steps, executor).numSplits() : "" + kernel.splits;
             String name = path == AttentionPath.TILED ? "tiled (Bc=" + kernel.tile + ", splits " + splits + ")" : path.toString();
             out.printf("%-30s %12.1f %16.1f %16s%n", name, prefillMs, decodeMs, diff);
             out.flush();

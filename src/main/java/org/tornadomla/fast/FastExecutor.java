@@ -20,7 +20,9 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
 
 /**
- * Runs a kernel graph on the JVM with {@link VectorKernels} (multi-threaded, vectorised) in place of the
+ * Runs a kernel graph on the JVM with the Vector API kernel families of this package (multi-threaded,
+ * vectorised: {@link FastProjections}, {@link FastAbsorb}, {@link FastAttention}, {@link FastOnlineSoftmax},
+ * {@link FastNaive}) in place of the
  * reference kernels paired with them ({@link #kernels()}), and the reference kernels for the rest (the cheap
  * ones: norms, RoPE, cache append). Results match the reference within float rounding (the sums are taken
  * in another order).
@@ -37,18 +39,18 @@ public final class FastExecutor extends JvmExecutor {
      */
     private static final class Fast {
         static final KernelTable KERNELS = new KernelTable()
-                .pair(Projections::matVec, VectorKernels::matVec)
-                .pair(Projections::matMul, VectorKernels::matMul)
-                .pair(Absorb::absorbQuery, VectorKernels::absorbQuery)
-                .pair(Absorb::unabsorbValue, VectorKernels::unabsorbValue)
-                .pair(AbsorbedAttention::absorbedScores, VectorKernels::absorbedScores)
-                .pair(Softmax::softmax, VectorKernels::softmax)
-                .pair(AbsorbedAttention::absorbedValues, VectorKernels::absorbedValues)
-                .pair(OnlineSoftmax::splitTiles, VectorKernels::splitTiles)
-                .pair(OnlineSoftmax::combine, VectorKernels::combine)
-                .pair(NaiveAttention::decompress, VectorKernels::decompress)
-                .pair(NaiveAttention::naiveScores, VectorKernels::naiveScores)
-                .pair(NaiveAttention::naiveValues, VectorKernels::naiveValues);
+                .pair(Projections::matVec, FastProjections::matVec)
+                .pair(Projections::matMul, FastProjections::matMul)
+                .pair(Absorb::absorbQuery, FastAbsorb::absorbQuery)
+                .pair(Absorb::unabsorbValue, FastAbsorb::unabsorbValue)
+                .pair(AbsorbedAttention::absorbedScores, FastAttention::absorbedScores)
+                .pair(Softmax::softmax, FastAttention::softmax)
+                .pair(AbsorbedAttention::absorbedValues, FastAttention::absorbedValues)
+                .pair(OnlineSoftmax::splitTiles, FastOnlineSoftmax::splitTiles)
+                .pair(OnlineSoftmax::combine, FastOnlineSoftmax::combine)
+                .pair(NaiveAttention::decompress, FastNaive::decompress)
+                .pair(NaiveAttention::naiveScores, FastNaive::naiveScores)
+                .pair(NaiveAttention::naiveValues, FastNaive::naiveValues);
 
         /** Method handles of the fast versions, made once. */
         static final Map<Method, MethodHandle> HANDLES = handles(KERNELS);
@@ -141,6 +143,12 @@ public final class FastExecutor extends JvmExecutor {
         return h != null ? h : t.handle();
     }
 
+    /** Every head: a java-fast task (row, split) serves all heads from one decoded tile. */
+    @Override
+    public int headsPerWorkItem() {
+        return Integer.MAX_VALUE;
+    }
+
     @Override
     public int parallelism() {
         return pool != null ? pool.getParallelism() : Runtime.getRuntime().availableProcessors();
@@ -148,6 +156,6 @@ public final class FastExecutor extends JvmExecutor {
 
     @Override
     public String device() {
-        return "java-fast (Vector API " + VectorKernels.SPECIES.vectorBitSize() + "-bit, " + parallelism() + " threads)";
+        return "java-fast (Vector API " + Vec.F.vectorBitSize() + "-bit, " + parallelism() + " threads)";
     }
 }

@@ -16,6 +16,14 @@ public interface GraphExecutor extends AutoCloseable {
         return 1;
     }
 
+    /**
+     * How many heads one work item of this executor's tiled kernels serves: 8 for the plain kernels and
+     * TornadoVM's (a head group), every head for java-fast (one task reads a tile for all heads).
+     */
+    default int headsPerWorkItem() {
+        return 8;
+    }
+
     /** Releases device resources of graphs that will not run again. */
     default void release(KernelGraph graph) {
     }

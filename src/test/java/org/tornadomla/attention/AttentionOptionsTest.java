@@ -23,6 +23,8 @@ class AttentionOptionsTest {
         assertEquals(1, auto.splitsFor(128, 128, 16384, 264));
         assertEquals(2, auto.splitsFor(1, 128, 100, 264));      // 100 tokens are two tiles of 64
         assertEquals(1, auto.splitsFor(1, 128, 4096, 1));       // the sequential reference
+        assertEquals(2, auto.splitsFor(1, 128, 4096, 2, Integer.MAX_VALUE));   // java-fast on 2 cores: a task serves every head
+        assertEquals(1, auto.splitsFor(4, 128, 4096, 2, Integer.MAX_VALUE));
         assertEquals(5, new AttentionOptions(AttentionPath.TILED, 64, 5).splitsFor(1, 128, 4096, 264));
         assertThrows(MlaException.class, () -> new AttentionOptions(AttentionPath.TILED, 64, -1));
         assertThrows(MlaException.class, () -> new AttentionOptions(AttentionPath.TILED, 64, AttentionOptions.MAX_SPLITS + 1));

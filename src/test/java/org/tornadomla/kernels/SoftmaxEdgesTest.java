@@ -1,7 +1,8 @@
 package org.tornadomla.kernels;
 
 import org.junit.jupiter.api.Test;
-import org.tornadomla.fast.VectorKernels;
+import org.tornadomla.fast.FastAttention;
+import org.tornadomla.fast.FastOnlineSoftmax;
 
 import static org.tornadomla.kernels.SoftmaxEdgeCases.DC;
 import static org.tornadomla.kernels.SoftmaxEdgeCases.DN;
@@ -24,7 +25,7 @@ class SoftmaxEdgesTest {
     void twoPassSoftmaxOnReferenceAndFast() {
         for (SoftmaxEdgeCases.Row row : SoftmaxEdgeCases.rows()) {
             for (int impl = 0; impl < 2; impl++) {
-                SoftmaxKernel k = impl == 0 ? Softmax::softmax : VectorKernels::softmax;
+                SoftmaxKernel k = impl == 0 ? Softmax::softmax : FastAttention::softmax;
                 int n = row.scores().length;
                 // one row, one head, capacity n + 2 (the two slots past len must stay untouched)
                 float[] s = java.util.Arrays.copyOf(row.scores(), n + 2);
@@ -53,8 +54,8 @@ class SoftmaxEdgesTest {
         for (SoftmaxEdgeCases.Attention a : SoftmaxEdgeCases.attention()) {
             for (int[] t : tilings) {
                 for (int impl = 0; impl < 2; impl++) {
-                    Split split = impl == 0 ? OnlineSoftmax::splitTiles : VectorKernels::splitTiles;
-                    Combine combine = impl == 0 ? OnlineSoftmax::combine : VectorKernels::combine;
+                    Split split = impl == 0 ? OnlineSoftmax::splitTiles : FastOnlineSoftmax::splitTiles;
+                    Combine combine = impl == 0 ? OnlineSoftmax::combine : FastOnlineSoftmax::combine;
                     int parts = H * t[1];
                     float[] sTile = new float[parts * t[0]], oPart = new float[parts * DC], ml = new float[2 * parts], o = new float[H * DC];
                     split.run(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, new int[] {LEN - 1},
@@ -77,9 +78,9 @@ class SoftmaxEdgesTest {
                     Softmax.softmax(scores, start, 1, 1, LEN, H);
                     AbsorbedAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, 1, LEN, H, DC, DR);
                 } else {
-                    VectorKernels.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, 1, LEN, H, DN, DR, DC, a.scale());
-                    VectorKernels.softmax(scores, start, 1, 1, LEN, H);
-                    VectorKernels.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, 1, LEN, H, DC, DR);
+                    FastAttention.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, 1, LEN, H, DN, DR, DC, a.scale());
+                    FastAttention.softmax(scores, start, 1, 1, LEN, H);
+                    FastAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, 1, LEN, H, DC, DR);
                 }
                 assertMatches(a.expected(), o, a.name() + (impl == 0 ? " (reference)" : " (java-fast)"));
             }
@@ -94,7 +95,7 @@ class SoftmaxEdgesTest {
         Softmax.softmax(s, rb.seqStart(), rb.rows(), 1, rb.capacity(), 1);
         SoftmaxEdgeCases.assertRows(rb, s, "(reference, batched)");
         s = rb.scores().clone();
-        VectorKernels.softmax(s, rb.seqStart(), rb.rows(), 1, rb.capacity(), 1);
+        FastAttention.softmax(s, rb.seqStart(), rb.rows(), 1, rb.capacity(), 1);
         SoftmaxEdgeCases.assertRows(rb, s, "(java-fast, batched)");
         SoftmaxEdgeCases.Batch b = SoftmaxEdgeCases.batch();
         int[] start = new int[b.batch()];

@@ -1,0 +1,121 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.kernels.Softmax;
+
+import java.util.stream.IntStream;
+
+import static org.tornadomla.fast.Vec.F;
+import static org.tornadomla.fast.Vec.L;
+
+/**
+ * java-fast's ABSORBED path ({@link org.tornadomla.kernels.AbsorbedAttention}, {@link Softmax}): the scores of
+ * every head against the latent rows, the softmax over them, and the weighted sum of the latent rows, each a
+ * task of the graph with the reference's layouts (scores [rows, H, capacity]). The two products are
+ * {@link Gemm}'s micro-kernels over tiles of {@link #TILE} cached rows, decoded once per tile for a quantised
+ * cache ({@link LatentTiles}).
+ *
+ * <p>Versions (B1 H128 T4096 f32; figures from {@code ./mla bench --breakdown}, docs/benchmarks.md):
+ * <ol>
+ *   <li>per group of 8 heads, 4 × 4 dot-product blocks over 64 rows: scores 39 %, values 46 % of the FMA peak on
+ *   a 2-core Xeon.</li>
+ *   <li>all heads of a row per task, outer-product blocks ({@link Gemm}); the context cut into about two
+ *   pieces per thread for the scores, the latent dims into blocks of 64 for the values.</li>
+ * </ol>
+ */
+public final class FastAttention {
+    private FastAttention() {
+    }
+
+    /** Cached rows per tile: 64 rows of 576 floats (147 KB) stay in L2 while every head uses them. */
+    static final int TILE = 64;
+    /** Latent dims per values task. */
+    static final int DIMS = 64;
+
+    private static final ThreadLocal<float[]> QT = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> ST = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** Qᵀ of every token row, packed in parallel into one array owned by the calling thread: [rows, w, hp]. */
+    static float[] packQueries(float[] qLat, float[] q, int rows, int heads, int dn, int dr, int dc, float scale, int hp) {
+        int w = dc + dr;
+        float[] qt = Vec.scratch(QT, rows * w * hp);
+        IntStream.range(0, rows).parallel().forEach(r -> Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, r * w * hp, hp));
+        return qt;
+    }
+
+    public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
+                                      float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
+                                      int dn, int dr, int dc, float scale) {
+        int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads);
+        float[] qt = packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
+        int pieces = Workers.piecesPerItem(rows);
+        IntStream.range(0, rows * pieces).parallel().forEach(task -> {
+            int r = task / pieces, piece = task % pieces;
+            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
+            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, TILE * w) : null;
+            float[] st = Vec.scratch(ST, TILE * hp);
+            for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
+                int j0 = tile * TILE, n = Math.min(TILE, len - j0);
+                float[] src = buf != null ? buf : kvFloats;
+                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
+                Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
+                // Sᵀ [j, h] → scores [r, h, j]
+                for (int h = 0; h < heads; h++) {
+                    int to = (r * heads + h) * capacity + j0;
+                    for (int j = 0; j < n; j++) scores[to + j] = st[j * hp + h];
+                }
+            }
+        });
+    }
+
+    public static void softmax(float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads) {
+        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+            int r = rh / heads;
+            int len = seqStart[r / tokens] + r % tokens + 1;
+            int base = rh * capacity;
+            // the max starts at the first score (Softmax's convention: every finite score handled exactly)
+            FloatVector vmax = FloatVector.broadcast(F, scores[base]);
+            int j = 0;
+            for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(F, scores, base + j));
+            float max = vmax.reduceLanes(VectorOperators.MAX);
+            for (; j < len; j++) max = Math.max(max, scores[base + j]);
+            max = Softmax.shift(max);
+            FloatVector vm = FloatVector.broadcast(F, max), vsum = FloatVector.zero(F);
+            for (j = 0; j <= len - L; j += L) {
+                FloatVector e = FloatVector.fromArray(F, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
+                e.intoArray(scores, base + j);
+                vsum = vsum.add(e);
+            }
+            float sum = vsum.reduceLanes(VectorOperators.ADD);
+            for (; j < len; j++) {
+                float e = (float) Math.exp(scores[base + j] - max);
+                scores[base + j] = e;
+                sum += e;
+            }
+            float inv = sum > 0f ? 1f / sum : 0f;        // 0: every score is −∞, every weight 0
+            Vec.scale(scores, base, len, inv);
+        });
+    }
+
+    public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
+                                      int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
+        int w = dc + dr, rows = batch * tokens, blocks = (dc + DIMS - 1) / DIMS;
+        IntStream.range(0, rows * blocks).parallel().forEach(task -> {
+            int r = task / blocks, c0 = (task % blocks) * DIMS, c1 = Math.min(dc, c0 + DIMS);
+            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int o0 = r * heads * dc;
+            for (int h = 0; h < heads; h++) java.util.Arrays.fill(oLat, o0 + h * dc + c0, o0 + h * dc + c1, 0f);
+            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, TILE * w) : null;
+            for (int j0 = 0; j0 < len; j0 += TILE) {
+                int n = Math.min(TILE, len - j0);
+                float[] src = buf != null ? buf : kvFloats;
+                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, c0, c1, buf) - c0;
+                Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, w, n, c0, c1, oLat, o0, dc);
+            }
+        });
+    }
+}

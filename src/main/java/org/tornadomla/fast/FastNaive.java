@@ -1,0 +1,58 @@
+package org.tornadomla.fast;
+
+import org.tornadomla.kernels.CacheLayout;
+
+import java.util.stream.IntStream;
+
+/**
+ * java-fast's NAIVE path ({@link org.tornadomla.kernels.NaiveAttention}): keys and values decompressed from the
+ * latent for every cached token, then per-head attention over them. The path exists to be the reference
+ * shape of MLA; these versions only make it bearable to run (vector dot products and axpys, one task per
+ * cached token or per (row, head)).
+ */
+public final class FastNaive {
+    private FastNaive() {
+    }
+
+    private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
+
+    public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB, float[] kvFull,
+                                  int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
+        int width = heads * (dn + dv), w = dc + dr;
+        IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
+            int b = bj / capacity, j = bj % capacity;
+            if (j >= seqStart[b] + tokens) return;
+            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
+            float[] src = buf != null ? buf : kvFloats;
+            int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, bj, 1, w, dc, buf);
+            for (int o = 0; o < width; o++) kvFull[bj * width + o] = Vec.dot(wkvB, o * dc, src, off, dc);
+        });
+    }
+
+    public static void naiveScores(float[] q, float[] kvFull, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
+                                   float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
+                                   int dr, int dv, int dc, float scale) {
+        int width = heads * (dn + dv), w = dc + dr;
+        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+            int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
+            for (int j = 0; j < len; j++) {
+                float[] src = buf != null ? buf : kvFloats;
+                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j, 1, w, dc, buf);
+                float s = Vec.dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
+                        + Vec.dot(q, rh * (dn + dr) + dn, src, off + dc, dr);
+                scores[rh * capacity + j] = s * scale;
+            }
+        });
+    }
+
+    public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] seqStart, int batch, int tokens,
+                                   int capacity, int heads, int dn, int dv) {
+        int width = heads * (dn + dv);
+        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+            int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            java.util.Arrays.fill(o, rh * dv, rh * dv + dv, 0f);
+            for (int j = 0; j < len; j++) Vec.axpy(probs[rh * capacity + j], kvFull, (b * capacity + j) * width + h * (dn + dv) + dn, o, rh * dv, dv);
+        });
+    }
+}

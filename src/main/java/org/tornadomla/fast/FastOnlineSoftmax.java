@@ -1,0 +1,129 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.kernels.OnlineSoftmax;
+
+import java.util.stream.IntStream;
+
+import static org.tornadomla.fast.Vec.F;
+import static org.tornadomla.fast.Vec.L;
+
+/**
+ * java-fast's TILED path ({@link OnlineSoftmax}): one task per (token row, KV split) serves every head, so each
+ * tile of {@link FastAttention#TILE} latent rows is decoded once and used by all heads, first as keys
+ * ({@link Gemm#scores}, Sᵀ [tile rows, heads]), then, after the online-softmax update, as values
+ * ({@link Gemm#values}). The running max and sum of L heads are one vector each: Sᵀ keeps the heads of a
+ * cached row side by side. Same conventions as the reference: the max starts at the first score,
+ * {@link org.tornadomla.kernels.Softmax#shift} instead of an infinity, (max, sum) per split for the combine.
+ *
+ * <p>Versions (B1 H128 T4096 f32, docs/benchmarks.md):
+ * <ol>
+ *   <li>per group of 8 heads and split, 4 × 4 dot-product score blocks and 4 × 2 value blocks.</li>
+ *   <li>all heads per (row, split) task, outer-product micro-kernels, vectorised online softmax over heads.</li>
+ * </ol>
+ */
+public final class FastOnlineSoftmax {
+    private FastOnlineSoftmax() {
+    }
+
+    private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> ST = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> STATS = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** Same arguments and results as {@link OnlineSoftmax#splitTiles} (sTile, the reference's scratch, is not used). */
+    public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile,
+                                  float[] oPart, float[] mlPart, int[] seqStart, int batch, int tokens, int capacity, int heads,
+                                  int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
+        int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
+        float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
+        IntStream.range(0, rows * numSplits).parallel().forEach(task -> {
+            int r = task / numSplits, s = task % numSplits;
+            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int chunk = (len + numSplits - 1) / numSplits, lo = s * chunk, hi = Math.min(len, lo + chunk);
+            float[] acc = Vec.scratch(ACC, heads * dc);                  // O [heads, d_c], unnormalised
+            float[] stats = Vec.scratch(STATS, 3 * hp);                  // m, l, alpha per head
+            float[] st = Vec.scratch(ST, tile * hp);
+            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, tile * w) : null;
+            java.util.Arrays.fill(acc, 0, heads * dc, 0f);
+            java.util.Arrays.fill(stats, 0, 3 * hp, 0f);
+            for (int j0 = lo; j0 < hi; j0 += tile) {
+                int n = Math.min(tile, hi - j0);
+                float[] src = buf != null ? buf : kvFloats;
+                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
+                Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
+                update(st, n, hp, stats, j0 == lo);
+                for (int h = 0; h < heads; h++) {
+                    float alpha = stats[2 * hp + h];
+                    if (alpha != 1f) Vec.scale(acc, h * dc, dc, alpha);
+                }
+                Gemm.values(st, 0, 1, hp, heads, src, off, w, n, 0, dc, acc, 0, dc);
+            }
+            for (int h = 0; h < heads; h++) {
+                int part = (r * heads + h) * numSplits + s;
+                float l = stats[hp + h];
+                float inv = l > 0f ? 1f / l : 0f;
+                for (int c = 0; c < dc; c++) oPart[part * dc + c] = acc[h * dc + c] * inv;
+                mlPart[2 * part] = l > 0f ? stats[h] : 0f;
+                mlPart[2 * part + 1] = l;
+            }
+        });
+    }
+
+    /**
+     * The online-softmax step for a tile's scores Sᵀ [n, hp], L heads at a time: the tile's max, the new max
+     * (the tile's own on the first tile), the shift (the max, or 0 while every score is −∞), alpha = exp(old max −
+     * shift) that rescales what was accumulated, P = exp(S − shift) in place, and l = l·alpha + Σ P.
+     * stats = [m (hp) | l (hp) | alpha (hp)].
+     */
+    static void update(float[] st, int n, int hp, float[] stats, boolean first) {
+        for (int h = 0; h < hp; h += L) {
+            FloatVector mTile = FloatVector.fromArray(F, st, h);
+            for (int j = 1; j < n; j++) mTile = mTile.max(FloatVector.fromArray(F, st, j * hp + h));
+            FloatVector mPrev = FloatVector.fromArray(F, stats, h);
+            FloatVector mNew = first ? mTile : mPrev.max(mTile);
+            FloatVector mOld = first ? mNew : mPrev;
+            // Softmax.shift lane-wise: the max where it is finite (x ≥ 0, or x·0.5 > x for a finite negative x), else 0
+            VectorMask<Float> finite = mNew.compare(VectorOperators.GE, 0f).or(mNew.mul(0.5f).compare(VectorOperators.GT, mNew));
+            FloatVector shift = FloatVector.zero(F).blend(mNew, finite);
+            FloatVector alpha = mOld.sub(shift).lanewise(VectorOperators.EXP);
+            FloatVector sum = FloatVector.zero(F);
+            for (int j = 0; j < n; j++) {
+                FloatVector e = FloatVector.fromArray(F, st, j * hp + h).sub(shift).lanewise(VectorOperators.EXP);
+                e.intoArray(st, j * hp + h);
+                sum = sum.add(e);
+            }
+            FloatVector.fromArray(F, stats, hp + h).mul(alpha).add(sum).intoArray(stats, hp + h);
+            mNew.intoArray(stats, h);
+            alpha.intoArray(stats, 2 * hp + h);
+        }
+    }
+
+    /** The split weights l_s·exp(m_s − max m) once per (row, head), then a vector sum of the split outputs. */
+    public static void combine(float[] oPart, float[] mlPart, float[] oLat, int rows, int heads, int numSplits, int dc) {
+        IntStream.range(0, rows * heads).parallel().forEach(rh -> {
+            int part0 = rh * numSplits;
+            float mMax = 0f;
+            boolean seen = false;
+            for (int s = 0; s < numSplits; s++) {
+                if (mlPart[2 * (part0 + s) + 1] > 0f) {
+                    mMax = seen ? Math.max(mMax, mlPart[2 * (part0 + s)]) : mlPart[2 * (part0 + s)];
+                    seen = true;
+                }
+            }
+            float wSum = 0f;
+            float[] wts = new float[numSplits];
+            for (int s = 0; s < numSplits; s++) {
+                float ls = mlPart[2 * (part0 + s) + 1];
+                wSum += (wts[s] = ls > 0f ? ls * (float) Math.exp(mlPart[2 * (part0 + s)] - mMax) : 0f);
+            }
+            java.util.Arrays.fill(oLat, rh * dc, rh * dc + dc, 0f);
+            if (wSum > 0f) {
+                for (int s = 0; s < numSplits; s++) Vec.axpy(wts[s] / wSum, oPart, (part0 + s) * dc, oLat, rh * dc, dc);
+            }
+        });
+    }
+}

@@ -1,0 +1,262 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.FloatVector;
+
+import static org.tornadomla.fast.Vec.F;
+import static org.tornadomla.fast.Vec.L;
+
+/**
+ * The two matrix products of the attention core over a tile of cached latent rows, as register-blocked
+ * micro-kernels (BLIS style: a block of the output stays in vector registers while the shared dimension
+ * streams through). Every head of a sequence attends over the same latent rows, so both are true GEMMs.
+ *
+ * <ul>
+ *   <li>{@link #scores}: Sᵀ[j, h] = Σ_c Qᵀ[c, h]·K[j, c] over the d_c + d_r columns. Q is packed transposed
+ *   once per step (c-major, heads padded to a multiple of the vector length), so a vector holds L heads and
+ *   a cached number is broadcast: no transposition of the cache and no horizontal sums. The scores come out
+ *   row-major per cached token (Sᵀ), which is also what the online softmax wants (the max over tokens of L
+ *   heads is one vector max).</li>
+ *   <li>{@link #values}: O[h, c] += Σ_j P(h, j)·K[j, c] over the tile's rows, c &lt; d_c: a vector holds L latent
+ *   dims of a row, a probability is broadcast. P is read through strides, so [h][j] (the two-pass path's
+ *   scores) and [j][h] (Sᵀ) both work.</li>
+ * </ul>
+ *
+ * <p>Versions (B1 H128 T4096 f32, one thread of a 2-core Zen 5 with 512-bit FMAs, whose measured peak is 270
+ * GFLOP/s per core; the numbers in docs/benchmarks.md come from {@code ./mla bench}):
+ * <ol>
+ *   <li>dot-product blocks, 4 heads × 4 tokens (16 accumulators, a reduceLanes per output): 39 % of the FMA peak
+ *   for scores on a Xeon (the previous VectorKernels).</li>
+ *   <li>outer-product blocks, 6 tokens × 4 head vectors (24 accumulators) for scores and 6 heads × 4 latent
+ *   vectors for values: 200 and 186 GFLOP/s on one core in a stand-alone loop (74 % and 69 %).</li>
+ * </ol>
+ */
+final class Gemm {
+    private Gemm() {
+    }
+
+    /** Heads padded to whole vectors. */
+    static int paddedHeads(int heads) {
+        return (heads + L - 1) / L * L;
+    }
+
+    /**
+     * Qᵀ of token row r for {@link #scores}: qt[q0 + c·hp + h] = scale·[q_lat | q_pe][r, h, c], c &lt; d_c + d_r,
+     * heads padded with zeros to hp. The softmax scale is folded in here, once per step.
+     */
+    static void packQuery(float[] qLat, float[] q, int r, int heads, int dn, int dr, int dc, float scale, float[] qt, int q0, int hp) {
+        int w = dc + dr;
+        for (int h = 0; h < heads; h++) {
+            int rh = r * heads + h;
+            for (int c = 0; c < dc; c++) qt[q0 + c * hp + h] = scale * qLat[rh * dc + c];
+            for (int d = 0; d < dr; d++) qt[q0 + (dc + d) * hp + h] = scale * q[rh * (dn + dr) + dn + d];
+        }
+        for (int h = heads; h < hp; h++) {
+            for (int c = 0; c < w; c++) qt[q0 + c * hp + h] = 0f;
+        }
+    }
+
+    /**
+     * st[s0 + j·hp + h] = Σ_c qt[q0 + c·hp + h]·k[off + j·w + c] for rows j &lt; n and heads h &lt; hp (hp a multiple
+     * of L; qt from q0 is [w, hp], k rows are w apart).
+     */
+    static void scores(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
+        int vecs = hp / L;
+        for (int v0 = 0; v0 < vecs; ) {
+            int nv = vecs - v0 >= 4 ? 4 : vecs - v0 >= 2 ? 2 : 1;
+            int mr = nv == 1 ? 12 : 6;
+            int h0 = v0 * L, j = 0;
+            for (; j + mr <= n; j += mr) {
+                int ko = off + j * w, so = s0 + j * hp + h0;
+                if (nv == 4) s6x4(qt, hp, q0 + h0, k, ko, w, st, so);
+                else if (nv == 2) s6x2(qt, hp, q0 + h0, k, ko, w, st, so);
+                else s12x1(qt, hp, q0 + h0, k, ko, w, st, so);
+            }
+            for (; j < n; j++) scoresRow(qt, hp, q0 + h0, nv, k, off + j * w, w, st, s0 + j * hp + h0);
+            v0 += nv;
+        }
+    }
+
+    /** One cached row against nv head vectors (the rows left over by the blocks); qt's head h0 of column 0 at h0. */
+    private static void scoresRow(float[] qt, int hp, int h0, int nv, float[] k, int off, int w, float[] st, int so) {
+        for (int v = 0; v < nv; v++) {
+            FloatVector acc = FloatVector.zero(F);
+            for (int c = 0; c < w; c++) acc = FloatVector.fromArray(F, qt, c * hp + h0 + v * L).fma(FloatVector.broadcast(F, k[off + c]), acc);
+            acc.intoArray(st, so + v * L);
+        }
+    }
+
+    /**
+     * o[o0 + h·oh + c] += Σ_j p[p0 + h·ph + j·pj]·k[off + j·w + c] for heads h &lt; heads, rows j &lt; n and
+     * c in [c0, c1) (k's column c0 is at off + c0 … the caller passes off pointing at column 0 of row 0).
+     */
+    static void values(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
+                       float[] o, int o0, int oh) {
+        int c = c0;
+        for (; c + 4 * L <= c1; c += 4 * L) {
+            int h = 0;
+            for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
+        }
+        if (c < c1) {
+            // the last columns (fewer than 4 vectors): a row at a time
+            for (int h = 0; h < heads; h++) {
+                for (int j = 0; j < n; j++) Vec.axpy(p[p0 + h * ph + j * pj], k, off + j * w + c, o, o0 + h * oh + c, c1 - c);
+            }
+        }
+    }
+
+    private static void v1x4(float[] p, int p0, int pj, float[] k, int off, int w, int n, float[] o, int o0) {
+        FloatVector a0 = FloatVector.fromArray(F, o, o0), a1 = FloatVector.fromArray(F, o, o0 + L);
+        FloatVector a2 = FloatVector.fromArray(F, o, o0 + 2 * L), a3 = FloatVector.fromArray(F, o, o0 + 3 * L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w;
+            FloatVector b = FloatVector.broadcast(F, p[p0 + j * pj]);
+            a0 = FloatVector.fromArray(F, k, kr).fma(b, a0);
+            a1 = FloatVector.fromArray(F, k, kr + L).fma(b, a1);
+            a2 = FloatVector.fromArray(F, k, kr + 2 * L).fma(b, a2);
+            a3 = FloatVector.fromArray(F, k, kr + 3 * L).fma(b, a3);
+        }
+        a0.intoArray(o, o0);
+        a1.intoArray(o, o0 + L);
+        a2.intoArray(o, o0 + 2 * L);
+        a3.intoArray(o, o0 + 3 * L);
+    }
+
+    /** 6 rows × 4 head vectors: 24 accumulators; per latent column 4 loads of Qᵀ and 6 broadcasts of K for 24 FMAs. */
+    private static void s6x4(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a40 = a00, a41 = a00, a42 = a00, a43 = a00, a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
+            FloatVector q2 = FloatVector.fromArray(F, qt, q + 2 * L);
+            FloatVector q3 = FloatVector.fromArray(F, qt, q + 3 * L);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01); a02 = q2.fma(b0, a02); a03 = q3.fma(b0, a03);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11); a12 = q2.fma(b1, a12); a13 = q3.fma(b1, a13);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21); a22 = q2.fma(b2, a22); a23 = q3.fma(b2, a23);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31); a32 = q2.fma(b3, a32); a33 = q3.fma(b3, a33);
+            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * w + c]);
+            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41); a42 = q2.fma(b4, a42); a43 = q3.fma(b4, a43);
+            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
+            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51); a52 = q2.fma(b5, a52); a53 = q3.fma(b5, a53);
+        }
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + L); a02.intoArray(st, s0 + 2 * L); a03.intoArray(st, s0 + 3 * L);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L); a12.intoArray(st, s0 + hp + 2 * L); a13.intoArray(st, s0 + hp + 3 * L);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L); a22.intoArray(st, s0 + 2 * hp + 2 * L); a23.intoArray(st, s0 + 2 * hp + 3 * L);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L); a32.intoArray(st, s0 + 3 * hp + 2 * L); a33.intoArray(st, s0 + 3 * hp + 3 * L);
+        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L); a42.intoArray(st, s0 + 4 * hp + 2 * L); a43.intoArray(st, s0 + 4 * hp + 3 * L);
+        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L); a52.intoArray(st, s0 + 5 * hp + 2 * L); a53.intoArray(st, s0 + 5 * hp + 3 * L);
+    }
+
+    /** 6 rows × 2 head vectors: 12 accumulators; per latent column 2 loads of Qᵀ and 6 broadcasts of K for 12 FMAs. */
+    private static void s6x2(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31);
+            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * w + c]);
+            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41);
+            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
+            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51);
+        }
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + L);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
+        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L);
+        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L);
+    }
+
+    /** 12 rows × 1 head vectors: 12 accumulators; per latent column 1 loads of Qᵀ and 12 broadcasts of K for 12 FMAs. */
+    private static void s12x1(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a10 = a00, a20 = a00, a30 = a00, a40 = a00, a50 = a00, a60 = a00, a70 = a00, a80 = a00, a90 = a00, a100 = a00, a110 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
+            a10 = q0.fma(b1, a10);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
+            a20 = q0.fma(b2, a20);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
+            a30 = q0.fma(b3, a30);
+            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * w + c]);
+            a40 = q0.fma(b4, a40);
+            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
+            a50 = q0.fma(b5, a50);
+            FloatVector b6 = FloatVector.broadcast(F, k[off + 6 * w + c]);
+            a60 = q0.fma(b6, a60);
+            FloatVector b7 = FloatVector.broadcast(F, k[off + 7 * w + c]);
+            a70 = q0.fma(b7, a70);
+            FloatVector b8 = FloatVector.broadcast(F, k[off + 8 * w + c]);
+            a80 = q0.fma(b8, a80);
+            FloatVector b9 = FloatVector.broadcast(F, k[off + 9 * w + c]);
+            a90 = q0.fma(b9, a90);
+            FloatVector b10 = FloatVector.broadcast(F, k[off + 10 * w + c]);
+            a100 = q0.fma(b10, a100);
+            FloatVector b11 = FloatVector.broadcast(F, k[off + 11 * w + c]);
+            a110 = q0.fma(b11, a110);
+        }
+        a00.intoArray(st, s0);
+        a10.intoArray(st, s0 + hp);
+        a20.intoArray(st, s0 + 2 * hp);
+        a30.intoArray(st, s0 + 3 * hp);
+        a40.intoArray(st, s0 + 4 * hp);
+        a50.intoArray(st, s0 + 5 * hp);
+        a60.intoArray(st, s0 + 6 * hp);
+        a70.intoArray(st, s0 + 7 * hp);
+        a80.intoArray(st, s0 + 8 * hp);
+        a90.intoArray(st, s0 + 9 * hp);
+        a100.intoArray(st, s0 + 10 * hp);
+        a110.intoArray(st, s0 + 11 * hp);
+    }
+
+    /** 6 heads × 4 latent vectors: 24 accumulators; per cached row 4 loads of K and 6 broadcasts of P for 24 FMAs. */
+    private static void v6x4(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L), a22 = FloatVector.fromArray(F, o, o0 + 2 * oh + 2 * L), a23 = FloatVector.fromArray(F, o, o0 + 2 * oh + 3 * L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L), a32 = FloatVector.fromArray(F, o, o0 + 3 * oh + 2 * L), a33 = FloatVector.fromArray(F, o, o0 + 3 * oh + 3 * L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L), a42 = FloatVector.fromArray(F, o, o0 + 4 * oh + 2 * L), a43 = FloatVector.fromArray(F, o, o0 + 4 * oh + 3 * L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L), a52 = FloatVector.fromArray(F, o, o0 + 5 * oh + 2 * L), a53 = FloatVector.fromArray(F, o, o0 + 5 * oh + 3 * L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
+            FloatVector k3 = FloatVector.fromArray(F, k, kr + 3 * L);
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
+            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22); a23 = k3.fma(b2, a23);
+            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32); a33 = k3.fma(b3, a33);
+            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42); a43 = k3.fma(b4, a43);
+            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52); a53 = k3.fma(b5, a53);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L); a23.intoArray(o, o0 + 2 * oh + 3 * L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L); a33.intoArray(o, o0 + 3 * oh + 3 * L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L); a43.intoArray(o, o0 + 4 * oh + 3 * L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L); a53.intoArray(o, o0 + 5 * oh + 3 * L);
+    }
+}

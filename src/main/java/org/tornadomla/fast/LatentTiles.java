@@ -1,0 +1,73 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.FloatVector;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.kernels.CacheOps;
+import org.tornadomla.kernels.Fp8;
+
+import static org.tornadomla.fast.Vec.F;
+import static org.tornadomla.fast.Vec.L;
+
+/**
+ * Runs of latent-cache rows as f32 for the fast kernels: the cache itself for an f32 cache, else decoded into
+ * a scratch tile once per tile, shared by every head (never a dequantised copy of the whole cache). The
+ * layout is {@link CacheLayout}'s; consecutive slots are adjacent, so a run of rows is one block.
+ */
+final class LatentTiles {
+    private LatentTiles() {
+    }
+
+    /** Every e4m3 byte decoded as the kernels decode it (for the scalar tails). */
+    private static final float[] E4M3 = new float[256];
+
+    static {
+        float[] pow2 = Bf16.pow2();
+        for (int b = 0; b < 256; b++) E4M3[b] = Fp8.decode((byte) b, pow2);
+    }
+
+    /**
+     * Columns [c0, c1) of cache slots [slot, slot + n) as f32 rows of width w = d_c + d_r: for an f32 cache the
+     * cache itself (the index of (slot, c0) is returned: rows are w apart), else decoded into buf with the
+     * same row width (index t·w + c0 of buf for row t; 0 … c0 and c1 … w are left as they were).
+     */
+    static int rows(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1, float[] buf) {
+        if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, c0, w);
+        for (int t = 0; t < n; t++) {
+            int s = slot + t, to = t * w;
+            if (dtype == CacheLayout.BF16) {
+                int from = CacheLayout.valueIndex(s, 0, w), i = c0;
+                for (; i <= c1 - L; i += L) Vec.bf16(halves, from + i).intoArray(buf, to + i);
+                for (; i < c1; i++) buf[to + i] = CacheOps.load(floats, halves, bytes, dtype, s, i, w, dc);
+            } else if (dtype == CacheLayout.INT8) {
+                int from = CacheLayout.valueIndex(s, 0, w);
+                for (int part = 0; part < 2; part++) {
+                    int lo = Math.max(c0, part == 0 ? 0 : dc), hi = Math.min(c1, part == 0 ? dc : w);
+                    float scale = floats[CacheLayout.int8ScaleIndex(s, part)];
+                    FloatVector vs = FloatVector.broadcast(F, scale);
+                    int i = lo;
+                    for (; i <= hi - L; i += L) Vec.int8(bytes, from + i).mul(vs).intoArray(buf, to + i);
+                    for (; i < hi; i++) buf[to + i] = bytes[from + i] * scale;
+                }
+            } else {
+                // FP8: e4m3 latent times its block's scale, then the bf16 rope part
+                int i = c0, latEnd = Math.min(c1, dc);
+                for (; i < latEnd; ) {
+                    float scale = floats[CacheLayout.fp8ScaleIndex(s, i, dc)];
+                    int blockEnd = Math.min(latEnd, (i / CacheLayout.FP8_BLOCK + 1) * CacheLayout.FP8_BLOCK);
+                    for (; i <= blockEnd - L; i += L) Vec.e4m3(bytes, CacheLayout.fp8LatentIndex(s, i, dc)).mul(scale).intoArray(buf, to + i);
+                    for (; i < blockEnd; i++) buf[to + i] = E4M3[bytes[CacheLayout.fp8LatentIndex(s, i, dc)] & 0xFF] * scale;
+                }
+                for (int k = Math.max(c0, dc); k < c1; k++) {
+                    buf[to + k] = Float.intBitsToFloat((halves[CacheLayout.fp8RopeIndex(s, k - dc, w - dc)] & 0xFFFF) << 16);
+                }
+            }
+        }
+        return c0;
+    }
+
+    /** Whole rows: {@link #rows(float[], short[], byte[], int, int, int, int, int, int, int, float[])} over [0, w). */
+    static int rows(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, float[] buf) {
+        return rows(floats, halves, bytes, dtype, slot, n, w, dc, 0, w, buf);
+    }
+}

@@ -1,0 +1,83 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/** The vector shapes java-fast uses (the machine's preferred width) and the small loops every family shares. */
+final class Vec {
+    private Vec() {
+    }
+
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    /** Floats per vector (16 with AVX-512, 8 with AVX2). */
+    static final int L = F.length();
+    /** L bf16 numbers, L int8 numbers and L ints as vectors. */
+    static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
+    static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.vectorBitSize() / 4));
+    static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, F.vectorShape());
+
+    /** Σ a[ao + i]·b[bo + i] for i &lt; n. */
+    static float dot(float[] a, int ao, float[] b, int bo, int n) {
+        FloatVector acc = FloatVector.zero(F);
+        int i = 0;
+        for (; i <= n - L; i += L) acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
+        float s = acc.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) s += a[ao + i] * b[bo + i];
+        return s;
+    }
+
+    /** y[yo … yo+n) += alpha·x[xo … xo+n). */
+    static void axpy(float alpha, float[] x, int xo, float[] y, int yo, int n) {
+        FloatVector va = FloatVector.broadcast(F, alpha);
+        int i = 0;
+        for (; i <= n - L; i += L) FloatVector.fromArray(F, x, xo + i).fma(va, FloatVector.fromArray(F, y, yo + i)).intoArray(y, yo + i);
+        for (; i < n; i++) y[yo + i] += alpha * x[xo + i];
+    }
+
+    /** a[from … from+n) *= f. */
+    static void scale(float[] a, int from, int n, float f) {
+        FloatVector vf = FloatVector.broadcast(F, f);
+        int i = 0;
+        for (; i <= n - L; i += L) FloatVector.fromArray(F, a, from + i).mul(vf).intoArray(a, from + i);
+        for (; i < n; i++) a[from + i] *= f;
+    }
+
+    /** bf16 bit patterns as floats: widen to int, shift into a float's top half. */
+    static FloatVector bf16(short[] h, int at) {
+        return ((IntVector) ShortVector.fromArray(SHORTS, h, at).convertShape(VectorOperators.S2I, INTS, 0))
+                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+
+    /** int8 values as floats. */
+    static FloatVector int8(byte[] b, int at) {
+        return (FloatVector) ByteVector.fromArray(BYTES, b, at).convertShape(VectorOperators.B2F, F, 0);
+    }
+
+    /**
+     * e4m3 bytes as floats by their bits: a normal number is sign | (e + 120) &lt;&lt; 23 | m &lt;&lt; 20, a subnormal
+     * m·2^−9 (as kernels.Fp8.decode computes it).
+     */
+    static FloatVector e4m3(byte[] b, int at) {
+        IntVector v = (IntVector) ByteVector.fromArray(BYTES, b, at).convertShape(VectorOperators.B2I, INTS, 0);
+        IntVector mag = v.and(0x7F), e = mag.lanewise(VectorOperators.LSHR, 3), m = mag.and(7);
+        FloatVector normal = e.add(120).lanewise(VectorOperators.LSHL, 23).or(m.lanewise(VectorOperators.LSHL, 20)).reinterpretAsFloats();
+        FloatVector sub = ((FloatVector) m.convert(VectorOperators.I2F, 0)).mul(1f / 512);
+        FloatVector val = normal.blend(sub, e.eq(0).cast(F));
+        return val.reinterpretAsInts().or(v.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats();
+    }
+
+    /** A per-thread scratch array of at least n floats (kernels are static; their scratch lives per thread). */
+    static float[] scratch(ThreadLocal<float[]> slot, int n) {
+        float[] b = slot.get();
+        if (b.length < n) {
+            b = new float[n];
+            slot.set(b);
+        }
+        return b;
+    }
+}

@@ -1,0 +1,75 @@
+package org.tornadomla.fast;
+
+import org.junit.jupiter.api.Test;
+import org.tornadomla.TestData;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.OnlineSoftmax;
+import org.tornadomla.kernels.Softmax;
+
+/**
+ * The fast attention kernels against the reference kernels, one kernel at a time, over the shapes that pick
+ * each micro-kernel of {@link Gemm}: head counts that fill 4, 2 and 1 vectors and leave odd heads (3 … 136),
+ * contexts that leave rows over after the 6- and 12-row blocks and end inside a tile, latent widths that
+ * are not a multiple of the 64-dim value blocks, every cache dtype, two sequences of different lengths.
+ * Relative error ≤ 1e-4 (the sums are taken in another order).
+ */
+class FastKernelsTest {
+    static final int DN = 8, DR = 16, B = 2, T = 2;
+
+    @Test
+    void scoresSoftmaxValuesAndSplitsMatchTheReference() {
+        for (int heads : new int[] {3, 16, 32, 40, 64, 72, 136}) {
+            for (int dc : new int[] {96, 64}) {
+                for (CacheDtype dt : CacheDtype.values()) {
+                    check(heads, dc, dt, 150);
+                }
+            }
+        }
+    }
+
+    private static void check(int heads, int dc, CacheDtype dt, int cap) {
+        String what = "H=" + heads + " dc=" + dc + " " + dt;
+        MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
+        LatentCache cache = new LatentCache(c, B, cap, dt);
+        for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(11 + b, cap * dc), TestData.gaussian(21 + b, cap * DR));
+        int rows = B * T;
+        float[] qLat = TestData.gaussian(1, rows * heads * dc), q = TestData.gaussian(2, rows * heads * (DN + DR));
+        int[] seqStart = {cap - T - 7, 61};   // contexts of 145 … 146 and 62 … 63: partial tiles and blocks
+        float scale = 0.09f;
+        float[] f = cache.floats();
+        short[] h = cache.halves();
+        byte[] by = cache.bytes();
+
+        float[] sRef = new float[rows * heads * cap], sFast = new float[rows * heads * cap];
+        AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, seqStart, B, T, cap, heads, DN, DR, dc, scale);
+        FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, seqStart, B, T, cap, heads, DN, DR, dc, scale);
+        TestData.assertClose(sRef, sFast, 1e-4, what + " scores");
+
+        Softmax.softmax(sRef, seqStart, B, T, cap, heads);
+        FastAttention.softmax(sFast, seqStart, B, T, cap, heads);
+        TestData.assertClose(sRef, sFast, 1e-4, what + " softmax");
+
+        float[] oRef = new float[rows * heads * dc], oFast = new float[rows * heads * dc];
+        AbsorbedAttention.absorbedValues(sRef, f, h, by, dt.code, oRef, seqStart, B, T, cap, heads, dc, DR);
+        java.util.Arrays.fill(oFast, Float.NaN);
+        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, seqStart, B, T, cap, heads, dc, DR);
+        TestData.assertClose(oRef, oFast, 1e-4, what + " values");
+
+        for (int splits : new int[] {1, 3}) {
+            int parts = rows * heads * splits;
+            float[] sTile = new float[parts * 16];
+            float[] opRef = new float[parts * dc], mlRef = new float[2 * parts], olRef = new float[rows * heads * dc];
+            float[] opFast = new float[parts * dc], mlFast = new float[2 * parts], olFast = new float[rows * heads * dc];
+            OnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opRef, mlRef, seqStart, B, T, cap, heads, DN, DR, dc, scale, 16, splits);
+            OnlineSoftmax.combine(opRef, mlRef, olRef, rows, heads, splits, dc);
+            FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opFast, mlFast, seqStart, B, T, cap, heads, DN, DR, dc, scale, 16, splits);
+            FastOnlineSoftmax.combine(opFast, mlFast, olFast, rows, heads, splits, dc);
+            TestData.assertClose(olRef, olFast, 1e-4, what + " tiled, " + splits + " splits");
+            // the reference's absorbed output is the same function
+            TestData.assertClose(oRef, olFast, 1e-4, what + " tiled vs absorbed, " + splits + " splits");
+        }
+    }
+}
