@@ -1,55 +1,110 @@
 #!/usr/bin/python3
 """One decode step of the MLA attention core as DeepSeek-V3's inference/model.py computes it with
-attn_impl = "absorb" (its einsum formulation), in PyTorch on the CPU, f32 - the yardstick for TornadoMLA's
-java-fast backend (`./mla bench`, DecodeCoreBenchmark).
+attn_impl = "absorb" (its einsum formulation), in PyTorch on the CPU, f32: the yardstick for TornadoMLA's
+java-fast backend (`./mla bench`, DecodeCoreBenchmark). Run it through benchmarks/pytorch/yardstick.sh, which
+gives it an optimised BLAS (OpenBLAS) for this process only; benchmarks/vs-torch.sh alternates it with
+java-fast and prints the ratios.
 
-Usage: /usr/bin/python3 benchmarks/pytorch/absorb_decode.py [--heads 128] [--context 4096] [--batch 1]
-       [--threads N] [--seconds 5]
-Prints ms per step (median of the timed runs), GB/s of latent read and GFLOP/s with the same formulas as
-`./mla bench` (docs/design.md §1.3).
+Usage: python3 absorb_decode.py [--shapes B:H:T[,B:H:T...]] [--threads N] [--seconds S] [--csv FILE]
+       (or the older --batch/--heads/--context for one shape)
+Prints, per shape, ms per step (best and median of the timed runs), GB/s of latent read and GFLOP/s with the
+same formulas as `./mla bench` (docs/design.md §1.3), and first which BLAS library the process loaded and the
+GFLOP/s of a 2048³ matrix product through it (the proof that the BLAS is the optimised one).
 """
-import argparse, os, statistics, time
+import argparse, csv, os, statistics, sys, time
 import torch
 
 ap = argparse.ArgumentParser()
+ap.add_argument("--shapes", default=None, help="B:H:T,... (default: one shape from --batch/--heads/--context)")
 ap.add_argument("--heads", type=int, default=128)
 ap.add_argument("--context", type=int, default=4096)
 ap.add_argument("--batch", type=int, default=1)
 ap.add_argument("--threads", type=int, default=os.cpu_count())
-ap.add_argument("--seconds", type=float, default=5.0)
+ap.add_argument("--seconds", type=float, default=3.0, help="timed seconds per shape")
+ap.add_argument("--csv", default=None, help="append results in ./mla bench's CSV format")
 a = ap.parse_args()
 torch.set_num_threads(a.threads)
 torch.manual_seed(0)
 
-B, T, H, dc, dr, dn, dv = a.batch, a.context, a.heads, 512, 64, 128, 128
-scale = (dn + dr) ** -0.5
-q_nope = torch.randn(B, 1, H, dn)
-q_pe = torch.randn(B, 1, H, dr)
-wkv_b = torch.randn(H, dn + dv, dc) / dc ** 0.5
-kv_cache = torch.randn(B, T, dc)
-pe_cache = torch.randn(B, T, dr)
+
+def blas_library():
+    """The BLAS shared objects mapped into this process (from /proc/self/maps)."""
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            p = line.split()[-1]
+            if "blas" in os.path.basename(p) or "openblas" in p:
+                libs.add(p)
+    return sorted(libs)
 
 
-def step():
-    # the "absorb" branch of DeepSeek-V3 inference/model.py MLA.forward, for one new token
-    q = torch.einsum("bshd,hdc->bshc", q_nope, wkv_b[:, :dn])
-    scores = (torch.einsum("bshc,btc->bsht", q, kv_cache) + torch.einsum("bshr,btr->bsht", q_pe, pe_cache)) * scale
-    scores = scores.softmax(dim=-1, dtype=torch.float32)
-    x = torch.einsum("bsht,btc->bshc", scores, kv_cache)
-    return torch.einsum("bshc,hdc->bshd", x, wkv_b[:, -dv:])
-
-
-with torch.inference_mode():
-    end = time.perf_counter() + a.seconds / 5
-    while time.perf_counter() < end:
-        step()
-    times = []
-    end = time.perf_counter() + a.seconds
-    while time.perf_counter() < end or len(times) < 5:
+def gemm_gflops(n=2048, reps=5):
+    x, y = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(x, y)
+    best = 1e9
+    for _ in range(reps):
         t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-ms = statistics.median(times) * 1e3
-flops = B * (2 * H * T * (dc + dr) + 2 * H * T * dc + 2 * H * dc * (dn + dv))
-print(f"pytorch {torch.__version__} einsum absorb, {a.threads} threads: B={B} H={H} T={T} f32: "
-      f"{ms:.3f} ms/step, {B * T * (dc + dr) * 4 / ms / 1e6:.2f} GB/s, {flops / ms / 1e6:.2f} GFLOP/s ({len(times)} runs)")
+        torch.mm(x, y)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
+def openblas_core(libs):
+    """The CPU kernels OpenBLAS chose (openblas_get_corename), or '-' without OpenBLAS."""
+    import ctypes
+    for p in libs:
+        if "openblas" in os.path.basename(p):
+            lib = ctypes.CDLL(p)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode()
+    return "-"
+
+
+libs = blas_library()
+print(f"pytorch {torch.__version__}, {a.threads} threads; BLAS loaded: {', '.join(libs) or 'none found'}; "
+      f"OpenBLAS kernels: {openblas_core(libs)}; 2048^3 sgemm: {gemm_gflops():.1f} GFLOP/s",
+      flush=True)
+
+shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else [(a.batch, a.heads, a.context)]
+dc, dr, dn, dv = 512, 64, 128, 128
+rows = []
+for B, H, T in shapes:
+    scale = (dn + dr) ** -0.5
+    q_nope = torch.randn(B, 1, H, dn)
+    q_pe = torch.randn(B, 1, H, dr)
+    wkv_b = torch.randn(H, dn + dv, dc) / dc ** 0.5
+    kv_cache = torch.randn(B, T, dc)
+    pe_cache = torch.randn(B, T, dr)
+
+    def step():
+        # the "absorb" branch of DeepSeek-V3 inference/model.py MLA.forward, for one new token
+        q = torch.einsum("bshd,hdc->bshc", q_nope, wkv_b[:, :dn])
+        scores = (torch.einsum("bshc,btc->bsht", q, kv_cache) + torch.einsum("bshr,btr->bsht", q_pe, pe_cache)) * scale
+        scores = scores.softmax(dim=-1, dtype=torch.float32)
+        x = torch.einsum("bsht,btc->bshc", scores, kv_cache)
+        return torch.einsum("bshc,hdc->bshd", x, wkv_b[:, -dv:])
+
+    with torch.inference_mode():
+        end = time.perf_counter() + max(0.5, a.seconds / 5)
+        while time.perf_counter() < end:
+            step()
+        times = []
+        end = time.perf_counter() + a.seconds
+        while time.perf_counter() < end or len(times) < 5:
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+    best, med = min(times) * 1e3, statistics.median(times) * 1e3
+    flops = B * (2 * H * T * (dc + dr) + 2 * H * T * dc + 2 * H * dc * (dn + dv))
+    gbs, gfs = B * T * (dc + dr) * 4 / best / 1e6, flops / best / 1e6
+    print(f"torch B{B} H{H} T{T} absorbed f32: best {best:.3f} ms, median {med:.3f} ms ({len(times)} runs), "
+          f"{gbs:.2f} GB/s, {gfs:.2f} GFLOP/s", flush=True)
+    rows.append(["torch", "absorbed", "f32", B, H, T, f"{best:.6f}", f"{gbs:.4f}", f"{gfs:.4f}"])
+
+if a.csv:
+    new = not os.path.exists(a.csv)
+    with open(a.csv, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["backend", "path", "dtype", "batch", "heads", "context", "ms_per_step", "gb_per_s", "gflop_per_s"])
+        w.writerows(rows)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# java-fast against PyTorch with an optimised BLAS, side by side in one run on this machine: the FMA peak and
+# read bandwidth (Java's and C's), then for each round java-fast (./mla bench) and PyTorch
+# (pytorch/yardstick.sh: OpenBLAS and jemalloc for that process only) on the same shapes and thread count,
+# alternately; the best of the rounds per backend and shape, and the ratio PyTorch / java-fast (> 1: java-fast
+# is faster). Results: target/vs-torch/{java-N.csv,torch-N.csv,summary.md}.
+#
+# Usage: benchmarks/vs-torch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS]
+#   defaults: 3 rounds; shapes 1:128:4096, 8:128:4096, 1:16:16384; 2000 ms timed per shape and backend.
+set -euo pipefail
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+rounds=3; shapes="1:128:4096,8:128:4096,1:16:16384"; budget=2000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds="$2"; shift 2 ;;
+    --shapes) shapes="$2"; shift 2 ;;
+    --budget-ms) budget="$2"; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--shapes B:H:T,...] [--budget-ms MS]" >&2; exit 2 ;;
+  esac
+done
+out="$root/target/vs-torch"
+rm -rf "$out" && mkdir -p "$out"
+threads=$(nproc)
+cd "$root"
+echo "== machine: $(lscpu | sed -n 's/^Model name: *//p'), $threads threads; $(date -u +%FT%TZ)" | tee "$out/log.txt"
+echo "== ceilings" | tee -a "$out/log.txt"
+benchmarks/roofline/run.sh "$threads" | tee -a "$out/log.txt"
+./mla bench --roofline --backends java-fast --heads 16 --context 64 --batch 1 --path tiled --dtype f32 --budget-ms 50 2>&1 \
+  | grep '^limits:' | sed 's/^/java /' | tee -a "$out/log.txt"
+for i in $(seq 1 "$rounds"); do
+  echo "== round $i/$rounds: java-fast" | tee -a "$out/log.txt"
+  for s in ${shapes//,/ }; do
+    IFS=: read -r b h t <<<"$s"
+    ./mla bench --backends java-fast --batch "$b" --heads "$h" --context "$t" --dtype f32 --path absorbed,tiled \
+      --budget-ms "$budget" --csv "$out/java-$i-$b-$h-$t.csv" 2>&1 | grep -E '^java-fast' | tee -a "$out/log.txt"
+  done
+  echo "== round $i/$rounds: PyTorch" | tee -a "$out/log.txt"
+  benchmarks/pytorch/yardstick.sh --shapes "$shapes" --threads "$threads" --seconds "$((budget / 1000 + 1))" \
+    --csv "$out/torch-$i.csv" 2>&1 | grep -v '^W: ' | tee -a "$out/log.txt"
+done
+/usr/bin/python3 - "$out" <<'PY'
+import csv, glob, os, sys
+out = sys.argv[1]
+best = {}
+for f in glob.glob(os.path.join(out, "*.csv")):
+    for r in csv.DictReader(open(f)):
+        key = (r["backend"], r["path"], int(r["batch"]), int(r["heads"]), int(r["context"]))
+        best[key] = min(best.get(key, 1e18), float(r["ms_per_step"]))
+shapes = sorted({k[2:] for k in best})
+lines = ["| shape (f32) | PyTorch+OpenBLAS ms | java-fast absorbed ms | ratio | java-fast tiled ms | ratio |", "|---|---|---|---|---|---|"]
+for s in shapes:
+    t = best.get(("torch", "absorbed") + s)
+    a = best.get(("java-fast", "absorbed") + s)
+    ti = best.get(("java-fast", "tiled") + s)
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"
+    ratio = lambda j: "-" if (j is None or t is None) else f"{t / j:.2f}×"
+    lines.append(f"| B{s[0]} H{s[1]} T{s[2]} | {fmt(t)} | {fmt(a)} | {ratio(a)} | {fmt(ti)} | {ratio(ti)} |")
+text = "\n".join(lines)
+print("\nbest of all rounds; ratio = PyTorch ms / java-fast ms (above 1: java-fast is faster)\n" + text)
+open(os.path.join(out, "summary.md"), "w").write(text + "\n")
+PY
