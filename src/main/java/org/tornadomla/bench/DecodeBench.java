@@ -1,5 +1,6 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
@@ -37,8 +38,15 @@ public final class DecodeBench {
         }
     }
 
-    private final Shape shape;
+    /** Caches up to this many numbers are filled with independent gaussians; larger ones repeat a block. */
+    static final long EXACT_FILL_LIMIT = 1L << 26;
+    /** Tokens of the gaussian block a large cache repeats (each sequence starts at another row of it). */
+    static final int FILL_BLOCK = 1024;
+
+    private Shape shape;
+    private final int capacity;
     private final KernelGraph graph;
+    private final int[] seqStart;
     private final float[] out;
 
     public DecodeBench(Shape shape, long seed) {
@@ -46,25 +54,63 @@ public final class DecodeBench {
     }
 
     /**
+     * A step over a cache of {@code capacity} tokens per sequence, all filled, whose context starts at
+     * {@code shape.context()} and can be changed with {@link #context(int)} without rebuilding the graph: one
+     * compiled TornadoVM plan serves every context of a batch, head count and dtype. Only the TILED path reads
+     * just the context (the ABSORBED path's loops run over the capacity), so other paths need capacity = context.
+     */
+    public DecodeBench(Shape shape, int capacity, long seed) {
+        this(shape, capacity, seed, false);
+    }
+
+    /** Why a step of this batch and cache capacity cannot be built (Java arrays hold at most 2^31 - 9 numbers), or null. */
+    public static String unrepresentable(int batch, int capacity, int heads, AttentionPath path) {
+        long cache = (long) batch * capacity * (512 + 64);
+        if (cache > Integer.MAX_VALUE - 8) {
+            return String.format("cache of %d x %d x 576 = %,d numbers is more than one Java array holds (%,d)", batch, capacity, cache, Integer.MAX_VALUE - 8);
+        }
+        long scores = (long) batch * heads * capacity;
+        if (path != AttentionPath.TILED && scores > Integer.MAX_VALUE - 8) {
+            return String.format("scores of %d x %d x %d = %,d numbers are more than one Java array holds", batch, heads, capacity, scores);
+        }
+        return null;
+    }
+
+    /**
      * @param structured fill the cache with structured latents (rank-8 signal, a few outlier channels ten times
      *                   larger, small noise) instead of independent N(0, 1) numbers
      */
     public DecodeBench(Shape shape, long seed, boolean structured) {
+        this(shape, shape.context(), seed, structured);
+    }
+
+    private DecodeBench(Shape shape, int capacity, long seed, boolean structured) {
+        String why = unrepresentable(shape.batch(), capacity, shape.heads(), shape.path());
+        if (why != null) throw new MlaException("cannot build " + shape.label() + ": " + why);
+        if (capacity < shape.context()) throw new MlaException("capacity " + capacity + " is below the context " + shape.context());
+        if (capacity != shape.context() && shape.path() != AttentionPath.TILED) {
+            throw new MlaException("only the tiled path reads just the context; " + shape.path() + " needs capacity = context");
+        }
         this.shape = shape;
+        this.capacity = capacity;
         MlaConfig base = MlaConfig.deepseekV3();
         MlaConfig c = new MlaConfig(base.hiddenSize(), shape.heads(), base.qLoraRank(), base.kvLoraRank(), base.qkNopeHeadDim(),
                 base.qkRopeHeadDim(), base.vHeadDim(), base.ropeTheta(), base.rmsNormEps(), base.maxPositionEmbeddings(),
                 base.numHiddenLayers(), base.ropeScaling());
         SplittableRandom rnd = new SplittableRandom(seed);
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
-        LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
-        for (int b = 0; b < shape.batch(); b++) {
-            float[] latent = structured ? structuredLatent(rnd, shape.context(), dc) : MlaWeights.gaussians(rnd, shape.context() * dc, 1);
-            cache.write(b, latent, MlaWeights.gaussians(rnd, shape.context() * dr, 1));
+        LatentCache cache = new LatentCache(c, shape.batch(), capacity, shape.dtype());
+        if (structured || (long) shape.batch() * capacity * (dc + dr) <= EXACT_FILL_LIMIT) {
+            for (int b = 0; b < shape.batch(); b++) {
+                float[] latent = structured ? structuredLatent(rnd, capacity, dc) : MlaWeights.gaussians(rnd, capacity * dc, 1);
+                cache.write(b, latent, MlaWeights.gaussians(rnd, capacity * dr, 1));
+            }
+        } else {
+            fillRepeating(cache, rnd, capacity, dc, dr);
         }
         graph = new KernelGraph("decode");
         float[] q = graph.input("q", MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1));
-        int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
+        seqStart = graph.input("seqStart", new int[shape.batch()]);
         java.util.Arrays.fill(seqStart, shape.context() - 1);
         graph.state("cache", cache);
         float[] wkvB = graph.weight("kv_b_proj", MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
@@ -74,6 +120,34 @@ public final class DecodeBench {
 
     public Shape shape() {
         return shape;
+    }
+
+    /** Attends over the first {@code context} tokens of each sequence from the next step on (1 … capacity). */
+    public void context(int context) {
+        if (context < 1 || context > capacity) {
+            throw new MlaException("context must be 1 … " + capacity + " (the cache capacity), found " + context);
+        }
+        java.util.Arrays.fill(seqStart, context - 1);
+        shape = new Shape(shape.path(), shape.dtype(), shape.batch(), shape.heads(), context);
+    }
+
+    /**
+     * The first {@code tokens} positions of every sequence, quickly: one block of FILL_BLOCK gaussian tokens,
+     * each sequence the block repeated from its own starting row, sequences written in parallel (a B=128, T=16384 cache is 1.2e9 numbers; drawing
+     * each from the generator would take minutes). Attention timing does not depend on the values.
+     */
+    static void fillRepeating(LatentCache cache, SplittableRandom rnd, int tokens, int dc, int dr) {
+        int block = Math.min(FILL_BLOCK, tokens);
+        float[] latentBlock = MlaWeights.gaussians(rnd, block * dc, 1), ropeBlock = MlaWeights.gaussians(rnd, block * dr, 1);
+        java.util.stream.IntStream.range(0, cache.batch()).parallel().forEach(b -> {
+            float[] latent = new float[tokens * dc], rope = new float[tokens * dr];
+            for (int t = 0; t < tokens; t++) {
+                int row = (t + 37 * b) % block;
+                System.arraycopy(latentBlock, row * dc, latent, t * dc, dc);
+                System.arraycopy(ropeBlock, row * dr, rope, t * dr, dr);
+            }
+            cache.write(b, latent, rope);               // sequences own disjoint rows of the storage
+        });
     }
 
     /** Runs the step once on {@code executor} (what a benchmark times). */
@@ -129,6 +203,11 @@ public final class DecodeBench {
         java.util.LinkedHashMap<String, Double> out = new java.util.LinkedHashMap<>();
         for (int i = 0; i < ns.length; i++) out.put(graph.tasks().get(i).id(), ns[i] / 1e6 / steps);
         return out;
+    }
+
+    /** One more step, with what it copied between host and device and its kernel time (see GraphExecutor#measureTransfers). */
+    public GraphExecutor.Transfers transfers(GraphExecutor executor) {
+        return executor.measureTransfers(graph);
     }
 
     /** Frees what {@code executor} holds for this benchmark's graph (device memory under TornadoVM). */
