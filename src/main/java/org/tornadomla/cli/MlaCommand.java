@@ -9,7 +9,7 @@ import java.io.PrintWriter;
 /** The {@code mla} command line. Exit codes: 0 success, 2 bad input or usage (one line on stderr). */
 @Command(name = "mla", mixinStandardHelpOptions = true, version = "TornadoMLA 0.1.0",
         description = "DeepSeek-V3 Multi-head Latent Attention on the JVM and on TornadoVM devices.",
-        subcommands = {DemoCommand.class, RunLayerCommand.class, BenchCommand.class, KvMemoryCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CheckCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, RunLayerCommand.class, BenchCommand.class, KvMemoryCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CheckCommand.class, GpuReportCommand.class, CommandLine.HelpCommand.class})
 public final class MlaCommand implements Runnable {
     /** Exit code for bad input: wrong shapes, missing tensors, invalid configs, bad options. */
     public static final int BAD_INPUT = 2;
