@@ -222,7 +222,12 @@ public final class GpuReport {
             md.append('\n');
         }
         md.append('\n');
-        if (chart(bench, torch)) md.append("![attention core: tornado and PyTorch](" + CHART + ")\n\n");
+        try {
+            if (chart(bench, torch)) md.append("![attention core: tornado and PyTorch](" + CHART + ")\n\n");
+        } catch (RuntimeException | LinkageError | InternalError e) {
+            // e.g. a machine without fonts for headless AWT: the tables above carry every number anyway
+            md.append("(No chart: drawing it failed on this machine: ").append(e).append(")\n\n");
+        }
     }
 
     /** The chart: the largest head count at its largest measured context, every batch and dtype, tornado and torch bars. */

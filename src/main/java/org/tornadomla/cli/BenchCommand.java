@@ -148,8 +148,6 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("limits: %.1f GFLOP/s FMA peak (%d threads, %d-bit vectors), %.1f GB/s memory read%n%n",
                     limits.gflopPerS(), limits.threads(), limits.vectorBits(), limits.gbPerS());
         }
-        List<DecodeBench.Result> results = new ArrayList<>();
-        List<String> transfers = new ArrayList<>();
         if (!shapes.isEmpty()) {
             out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
                     shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
@@ -159,13 +157,10 @@ public final class BenchCommand implements Callable<Integer> {
             if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
             out.println(header);
             out.flush();
-            runShapes(out, shapes, executors, budget, refLimit, chkLimit, limits, t0, results, transfers);
+            runShapes(out, shapes, executors, budget, refLimit, chkLimit, limits, t0);
         }
-        List<LayerBench.Result> layer = layerCsv == null ? List.of() : runLayer(out, executors, t0);
-
-        if (csv != null) writeLines(csv, CSV_HEADER, results.stream().map(BenchCommand::csvLine).toList());
-        if (transfersCsv != null) writeLines(transfersCsv, TRANSFERS_HEADER, transfers);
-        if (layerCsv != null) writeLines(layerCsv, LayerBench.CSV_HEADER, layer.stream().map(LayerBench.Result::csv).toList());
+        if (layerCsv != null) runLayer(out, executors, t0);
+        saveCsvs();
         if (chart != null && !results.isEmpty()) {
             BenchChart.write(chart, results, limits, "MLA decode attention core: " + executors.keySet());
             out.printf("wrote %s%n", chart);
@@ -174,6 +169,18 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
+    }
+
+    // what has been measured so far: the CSVs are rewritten after every result, so a run stopped from outside
+    // (the GPU kit's timeout) keeps everything measured until then
+    private final List<DecodeBench.Result> results = new ArrayList<>();
+    private final List<String> transfers = new ArrayList<>();
+    private final List<LayerBench.Result> layerResults = new ArrayList<>();
+
+    private void saveCsvs() {
+        if (csv != null) writeLines(csv, CSV_HEADER, results.stream().map(BenchCommand::csvLine).toList());
+        if (transfersCsv != null) writeLines(transfersCsv, TRANSFERS_HEADER, transfers);
+        if (layerCsv != null) writeLines(layerCsv, LayerBench.CSV_HEADER, layerResults.stream().map(LayerBench.Result::csv).toList());
     }
 
     private boolean pastTimeLimit(long t0) {
@@ -185,8 +192,7 @@ public final class BenchCommand implements Callable<Integer> {
      * (capacity = their largest context) and so one compiled plan; the context is set per shape.
      */
     private void runShapes(PrintWriter out, List<DecodeBench.Shape> shapes, Map<String, GraphExecutor> executors, double budget,
-                           double refLimit, double chkLimit, Roofline.Limits limits, long t0, List<DecodeBench.Result> results,
-                           List<String> transfers) {
+                           double refLimit, double chkLimit, Roofline.Limits limits, long t0) {
         int done = 0, total = shapes.size() * executors.size();
         for (List<DecodeBench.Shape> group : groups(shapes)) {
             DecodeBench.Shape first = group.get(0);
@@ -244,6 +250,7 @@ public final class BenchCommand implements Callable<Integer> {
                         if (!Double.isNaN(tr.kernelMs())) line += String.format(Locale.ROOT, "  kernels %.3f ms", tr.kernelMs());
                     }
                     out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
+                    saveCsvs();
                     if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
                         int steps = Math.max(2, Math.min(20, r.iterations()));
                         StringBuilder sb = new StringBuilder("    tasks, ms:");
@@ -274,7 +281,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** The whole layer's decode step on each executor, for each batch, dtype and context. */
-    private List<LayerBench.Result> runLayer(PrintWriter out, Map<String, GraphExecutor> executors, long t0) {
+    private void runLayer(PrintWriter out, Map<String, GraphExecutor> executors, long t0) {
         int hidden = layerHidden != null ? layerHidden : quick ? 1024 : 7168;
         List<Integer> bs = layerBatches != null ? layerBatches : quick ? List.of(1, 2) : List.of(1, 32, 128);
         List<Integer> ts = layerContexts != null ? layerContexts : quick ? List.of(64, 256) : List.of(1024, 4096, 16384);
@@ -289,7 +296,6 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("(bytes in/out and kernel ms: one more step with TornadoVM's profiler; the JVM copies nothing)%n");
         out.flush();
         LayerBench bench = new LayerBench(cfg, 42);
-        List<LayerBench.Result> results = new ArrayList<>();
         for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
             for (String d : ds) {
                 CacheDtype dtype = CacheDtype.parse(d);
@@ -303,14 +309,14 @@ public final class BenchCommand implements Callable<Integer> {
                         out.printf("layer %-14s %-8s %-4s B%-4d skipped: %s%n", e.getKey(), path, dtype, b, why);
                         continue;
                     }
-                    results.addAll(bench.run(e.getKey(), e.getValue(), path, dtype, b, ts, budget, line -> {
+                    layerResults.addAll(bench.run(e.getKey(), e.getValue(), path, dtype, b, ts, budget, line -> {
                         out.println(line);
                         out.flush();
                     }));
+                    saveCsvs();
                 }
             }
         }
-        return results;
     }
 
     private static GraphExecutor fastOrNull() {
