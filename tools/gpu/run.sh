@@ -128,6 +128,15 @@ chmod +x "$WORK/bin/mla" "$WORK/bin/mla-jvm"
 PATH="$WORK/bin:$PATH"
 
 # ------------------------------------------------------------------ the device steps
+# the PTX driver loads the NVIDIA driver's libcuda.so.1: where the loader does not know it, look where
+# container images mount the driver (never a CUDA toolkit's stubs/ folder: that one cannot run anything)
+if grep -q '^backend=ptx' "$KIT/KIT" 2>/dev/null && ! { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; }; then
+  for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/cuda/compat /usr/lib/wsl/lib; do
+    if [ -e "$d/libcuda.so.1" ]; then
+      export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; say "libcuda.so.1: $d (added to LD_LIBRARY_PATH)"; break
+    fi
+  done
+fi
 DEVICE_OK=0
 # the first device step under a short timeout: a broken driver shows here, not as a hang in every step
 if step devices.txt 90 "$OUT/devices.txt" mla devices && grep -qE '^[0-9]+:[0-9]+ ' "$OUT/devices.txt"; then

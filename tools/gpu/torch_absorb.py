@@ -31,7 +31,11 @@ dev = torch.device(a.device)
 cuda = dev.type == "cuda"
 if cuda and not torch.cuda.is_available():
     sys.exit("torch_absorb.py: error: PyTorch has no CUDA device here (torch.cuda.is_available() is False)")
-torch.backends.cuda.matmul.allow_tf32 = False
+# full f32 matmuls, no TF32 (newer PyTorch has fp32_precision and refuses a mix of the two settings)
+if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+    torch.backends.cuda.matmul.fp32_precision = "ieee"
+else:
+    torch.backends.cuda.matmul.allow_tf32 = False
 torch.manual_seed(0)
 
 # the grid of `mla bench --grid flashmla` (BenchCommand.shapes): keep the two in step
