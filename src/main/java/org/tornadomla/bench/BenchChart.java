@@ -32,6 +32,13 @@ public final class BenchChart {
             new Color(0x76B7B2), new Color(0xEDC948), new Color(0xFF9DA7), new Color(0x9C755F)};
 
     public static void write(Path png, List<DecodeBench.Result> results, Roofline.Limits limits, String title) {
+        write(png, results, limits == null ? Double.NaN : limits.gflopPerS(), "FMA peak", limits == null ? Double.NaN : limits.gbPerS(),
+                "memory read bandwidth", title);
+    }
+
+    /** As above with named reference lines (NaN: none), e.g. a GPU's peaks measured by another program. */
+    public static void write(Path png, List<DecodeBench.Result> results, double gflopLimit, String gflopName, double gbLimit,
+                             String gbName, String title) {
         DefaultCategoryDataset flops = new DefaultCategoryDataset(), bytes = new DefaultCategoryDataset();
         for (DecodeBench.Result r : results) {
             String cat = r.shape().label();
@@ -42,9 +49,9 @@ public final class BenchChart {
         shapes.setCategoryLabelPositions(CategoryLabelPositions.UP_45);
         shapes.setTickLabelFont(new Font("SansSerif", Font.PLAIN, 10));
         CombinedDomainCategoryPlot plot = new CombinedDomainCategoryPlot(shapes);
-        CategoryPlot top = subplot(flops, "GFLOP/s", limits == null ? Double.NaN : limits.gflopPerS(), "FMA peak");
+        CategoryPlot top = subplot(flops, "GFLOP/s", gflopLimit, gflopName);
         plot.add(top, 1);
-        plot.add(subplot(bytes, "GB/s of latent read", limits == null ? Double.NaN : limits.gbPerS(), "memory read bandwidth"), 1);
+        plot.add(subplot(bytes, "GB/s of latent read", gbLimit, gbName), 1);
         plot.setFixedLegendItems(top.getLegendItems());       // one legend: the backends, same colours in both plots
         JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 14), plot, true);
         chart.setBackgroundPaint(Color.WHITE);

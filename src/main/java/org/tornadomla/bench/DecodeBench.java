@@ -39,12 +39,45 @@ public final class DecodeBench {
         }
     }
 
-    private final Shape shape;
-    private final KernelGraph graph;
-    private final float[] out;
+    /** Caches up to this many numbers are filled with independent gaussians; larger ones repeat a block. */
+    static final long EXACT_FILL_LIMIT = 1L << 26;
+    /** Tokens of the gaussian block a large cache repeats (each sequence starts at another row of it). */
+    static final int FILL_BLOCK = 1024;
+
+    private Shape shape;
+    private final int capacity;
+    private final MlaConfig config;
+    private final LatentCache cache;
+    private final float[] q;
+    private final float[] wkvB;
+    private final java.util.Map<GraphExecutor, Built> graphs = new java.util.IdentityHashMap<>();
+    private final int[] seqStart;
 
     public DecodeBench(Shape shape, long seed) {
         this(shape, seed, false);
+    }
+
+    /**
+     * A step over a cache of {@code capacity} tokens per sequence, all filled, whose context starts at
+     * {@code shape.context()} and can be changed with {@link #context(int)} without rebuilding the graph: one
+     * compiled TornadoVM plan serves every context of a batch, head count and dtype. Only the TILED path reads
+     * just the context (the ABSORBED path's loops run over the capacity), so other paths need capacity = context.
+     */
+    public DecodeBench(Shape shape, int capacity, long seed) {
+        this(shape, capacity, seed, false);
+    }
+
+    /** Why a step of this batch and cache capacity cannot be built (Java arrays hold at most 2^31 - 9 numbers), or null. */
+    public static String unrepresentable(int batch, int capacity, int heads, AttentionPath path) {
+        long cache = (long) batch * capacity * (512 + 64);
+        if (cache > Integer.MAX_VALUE - 8) {
+            return String.format("cache of %d x %d x 576 = %,d numbers is more than one Java array holds (%,d)", batch, capacity, cache, Integer.MAX_VALUE - 8);
+        }
+        long scores = (long) batch * heads * capacity;
+        if (path != AttentionPath.TILED && scores > Integer.MAX_VALUE - 8) {
+            return String.format("scores of %d x %d x %d = %,d numbers are more than one Java array holds", batch, heads, capacity, scores);
+        }
+        return null;
     }
 
     /**
@@ -52,7 +85,18 @@ public final class DecodeBench {
      *                   larger, small noise) instead of independent N(0, 1) numbers
      */
     public DecodeBench(Shape shape, long seed, boolean structured) {
+        this(shape, shape.context(), seed, structured);
+    }
+
+    private DecodeBench(Shape shape, int capacity, long seed, boolean structured) {
+        String why = unrepresentable(shape.batch(), capacity, shape.heads(), shape.path());
+        if (why != null) throw new MlaException("cannot build " + shape.label() + ": " + why);
+        if (capacity < shape.context()) throw new MlaException("capacity " + capacity + " is below the context " + shape.context());
+        if (capacity != shape.context() && shape.path() != AttentionPath.TILED) {
+            throw new MlaException("only the tiled path reads just the context; " + shape.path() + " needs capacity = context");
+        }
         this.shape = shape;
+        this.capacity = capacity;
         MlaConfig base = MlaConfig.deepseekV3();
         MlaConfig c = new MlaConfig(base.hiddenSize(), shape.heads(), base.qLoraRank(), base.kvLoraRank(), base.qkNopeHeadDim(),
                 base.qkRopeHeadDim(), base.vHeadDim(), base.ropeTheta(), base.rmsNormEps(), base.maxPositionEmbeddings(),
@@ -61,35 +105,87 @@ public final class DecodeBench {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         if (shape.batch() < 1 || shape.context() < 1) throw new MlaException("batch and context must be >= 1, found " + shape.batch() + ", " + shape.context());
         Memory.arrayLength((long) shape.batch() * h * c.qkHeadDim(), "the queries of " + shape.label());
-        Memory.arrayLength((long) shape.context() * dc * 10, "the latents of " + shape.label());
-        LatentCache cache = new LatentCache(c, shape.batch(), shape.context(), shape.dtype());
-        for (int b = 0; b < shape.batch(); b++) {
-            float[] latent = structured ? structuredLatent(rnd, shape.context(), dc) : MlaWeights.gaussians(rnd, shape.context() * dc, 1);
-            cache.write(b, latent, MlaWeights.gaussians(rnd, shape.context() * dr, 1));
+        LatentCache cache = new LatentCache(c, shape.batch(), capacity, shape.dtype());
+        if (structured || (long) shape.batch() * capacity * (dc + dr) <= EXACT_FILL_LIMIT) {
+            for (int b = 0; b < shape.batch(); b++) {
+                float[] latent = structured ? structuredLatent(rnd, capacity, dc) : MlaWeights.gaussians(rnd, capacity * dc, 1);
+                cache.write(b, latent, MlaWeights.gaussians(rnd, capacity * dr, 1));
+            }
+        } else {
+            fillRepeating(cache, rnd, capacity, dc, dr);
         }
-        graph = new KernelGraph("decode");
-        float[] q = graph.input("q", MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1));
-        int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
+        this.config = c;
+        this.cache = cache;
+        this.q = MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1);
+        this.seqStart = new int[shape.batch()];
         java.util.Arrays.fill(seqStart, shape.context() - 1);
-        graph.state("cache", cache);
-        float[] wkvB = graph.weight("kv_b_proj", MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
-        out = graph.output("o", new float[shape.batch() * h * c.vHeadDim()]);
-        MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, 1, AttentionOptions.of(shape.path()));
+        this.wkvB = MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc));
+    }
+
+    /**
+     * The step's graph for {@code executor}, built on first use: the split count of the tiled path is chosen
+     * for the executor (AttentionOptions.AUTO), so a device and the JVM may run different graphs over the
+     * same cache and inputs.
+     */
+    private Built graph(GraphExecutor executor) {
+        return graphs.computeIfAbsent(executor, ex -> {
+            KernelGraph g = new KernelGraph("decode");
+            g.input("q", q);
+            g.input("seqStart", seqStart);
+            g.state("cache", cache);
+            g.weight("kv_b_proj", wkvB);
+            float[] o = g.output("o", new float[shape.batch() * config.numHeads() * config.vHeadDim()]);
+            AttentionOptions opt = AttentionOptions.of(shape.path()).resolved(shape.batch(), config.numHeads(), capacity, ex);
+            MlaLayer.addAttention(g, config, wkvB, cache, q, o, seqStart, 1, opt);
+            return new Built(g, o);
+        });
+    }
+
+    private record Built(KernelGraph graph, float[] out) {
     }
 
     public Shape shape() {
         return shape;
     }
 
+    /** Attends over the first {@code context} tokens of each sequence from the next step on (1 … capacity). */
+    public void context(int context) {
+        if (context < 1 || context > capacity) {
+            throw new MlaException("context must be 1 … " + capacity + " (the cache capacity), found " + context);
+        }
+        java.util.Arrays.fill(seqStart, context - 1);
+        shape = new Shape(shape.path(), shape.dtype(), shape.batch(), shape.heads(), context);
+    }
+
+    /**
+     * The first {@code tokens} positions of every sequence, quickly: one block of FILL_BLOCK gaussian tokens,
+     * each sequence the block repeated from its own starting row, sequences written in parallel (a B=128, T=16384 cache is 1.2e9 numbers; drawing
+     * each from the generator would take minutes). Attention timing does not depend on the values.
+     */
+    static void fillRepeating(LatentCache cache, SplittableRandom rnd, int tokens, int dc, int dr) {
+        int block = Math.min(FILL_BLOCK, tokens);
+        float[] latentBlock = MlaWeights.gaussians(rnd, block * dc, 1), ropeBlock = MlaWeights.gaussians(rnd, block * dr, 1);
+        java.util.stream.IntStream.range(0, cache.batch()).parallel().forEach(b -> {
+            float[] latent = new float[tokens * dc], rope = new float[tokens * dr];
+            for (int t = 0; t < tokens; t++) {
+                int row = (t + 37 * b) % block;
+                System.arraycopy(latentBlock, row * dc, latent, t * dc, dc);
+                System.arraycopy(ropeBlock, row * dr, rope, t * dr, dr);
+            }
+            cache.write(b, latent, rope);               // sequences own disjoint rows of the storage
+        });
+    }
+
     /** Runs the step once on {@code executor} (what a benchmark times). */
     public void step(GraphExecutor executor) {
-        executor.execute(graph);
+        executor.execute(graph(executor).graph());
     }
 
     /** Runs the step once on {@code executor}; returns o (a copy). */
     public float[] runOnce(GraphExecutor executor) {
-        executor.execute(graph);
-        return out.clone();
+        Built b = graph(executor);
+        executor.execute(b.graph());
+        return b.out().clone();
     }
 
     /**
@@ -97,6 +193,7 @@ public final class DecodeBench {
      * has passed (at least {@code minIterations}); mean ms per step.
      */
     public double[] time(GraphExecutor executor, double budgetMs, int minIterations) {
+        KernelGraph graph = graph(executor).graph();
         long t0 = System.nanoTime();
         do {
             executor.execute(graph);
@@ -128,6 +225,7 @@ public final class DecodeBench {
 
     /** Mean ms per task over {@code steps} steps on a JVM executor, with the task names: where the time goes. */
     public java.util.LinkedHashMap<String, Double> breakdown(org.tornadomla.graph.JvmExecutor executor, int steps) {
+        KernelGraph graph = graph(executor).graph();
         long[] ns = new long[graph.tasks().size()];
         executor.execute(graph);                          // warm
         for (int i = 0; i < steps; i++) executor.execute(graph, ns);
@@ -136,9 +234,15 @@ public final class DecodeBench {
         return out;
     }
 
+    /** One more step, with what it copied between host and device and its kernel time (see GraphExecutor#measureTransfers). */
+    public GraphExecutor.Transfers transfers(GraphExecutor executor) {
+        return executor.measureTransfers(graph(executor).graph());
+    }
+
     /** Frees what {@code executor} holds for this benchmark's graph (device memory under TornadoVM). */
     public void release(GraphExecutor executor) {
-        executor.release(graph);
+        Built b = graphs.remove(executor);
+        if (b != null) executor.release(b.graph());
     }
 
     /** Latent bytes read per step: B·T·bytes per token of the dtype (scales included), the cache read once. */

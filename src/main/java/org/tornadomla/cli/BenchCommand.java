@@ -4,8 +4,10 @@ import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.bench.BenchChart;
 import org.tornadomla.bench.DecodeBench;
+import org.tornadomla.bench.LayerBench;
 import org.tornadomla.bench.Roofline;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
@@ -34,9 +36,48 @@ import java.util.concurrent.Callable;
                 + "this machine's measured FMA throughput and memory bandwidth (--roofline).")
 public final class BenchCommand implements Callable<Integer> {
     static final String CSV_HEADER = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
+    static final String TRANSFERS_HEADER = "backend,path,dtype,batch,heads,context,kernel_ms,bytes_to_device,bytes_to_host";
 
     @Option(names = "--quick", description = "a small grid and short timings: under 3 minutes on 2 cores")
     boolean quick;
+
+    @Option(names = "--grid", description = "flashmla: FlashMLA's decode benchmark shapes, widened as the GPU kit runs them: batch "
+            + "1,2,4,8,16,32,64,128 x context 1024,2048,4096,8192,16384 x heads 128,16 x bf16,f32 caches, tiled path, 100 ms per shape "
+            + "(with --quick: batch 1,2 x context 256,1024); --batch/--context/--heads/--dtype/--path still override")
+    String grid;
+
+    @Option(names = "--time-limit-s", description = "start no new shape after this many seconds; the rest is listed as skipped")
+    Double timeLimitS;
+
+    @Option(names = "--check-limit", description = "check outputs only on shapes of at most this many GFLOP per step "
+            + "(default: every shape; 20 with --grid)")
+    Double checkLimit;
+
+    @Option(names = "--transfers-csv", description = "also run one step per shape with TornadoVM's profiler and write its kernel ms and "
+            + "bytes copied in and out (" + TRANSFERS_HEADER + ")")
+    Path transfersCsv;
+
+    @Option(names = "--layer-csv", description = "also time the decode step of the whole layer (DeepSeek-V3 geometry) and write "
+            + LayerBench.CSV_HEADER)
+    Path layerCsv;
+
+    @Option(names = "--layer-only", description = "time only the whole layer (needs --layer-csv): no attention-core shapes")
+    boolean layerOnly;
+
+    @Option(names = "--layer-hidden", description = "whole layer: hidden size (default: 7168, DeepSeek-V3's; 1024 with --quick)")
+    Integer layerHidden;
+
+    @Option(names = "--layer-batch", split = ",", description = "whole layer: batches (default: 1,32,128; 1,2 with --quick)")
+    List<Integer> layerBatches;
+
+    @Option(names = "--layer-context", split = ",", description = "whole layer: contexts (default: 1024,4096,16384; 64,256 with --quick)")
+    List<Integer> layerContexts;
+
+    @Option(names = "--layer-dtype", split = ",", description = "whole layer: cache dtypes (default: bf16,f32; f32 with --quick)")
+    List<String> layerDtypes;
+
+    @Option(names = "--layer-path", defaultValue = "tiled", description = "whole layer: attention path (default: ${DEFAULT-VALUE})")
+    String layerPath;
 
     @Option(names = {"--backends", "--backend"}, split = ",", description = "java-reference, java-fast, tornado (every TornadoVM device) "
             + "or tornado:B:D (default: all available)")
@@ -69,15 +110,16 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--roofline", description = "measure FMA throughput and memory bandwidth and print each result as a percentage")
     boolean roofline;
 
-    @Option(names = "--budget-ms", description = "timed milliseconds per backend and shape (default: 400 with --quick, 2000 without)")
+    @Option(names = "--budget-ms", description = "timed milliseconds per backend and shape (default: 400 with --quick, 2000 without, "
+            + "100 with --grid, 200 with --grid --quick)")
     Double budgetMs;
 
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
     boolean breakdown;
 
-    @Option(names = "--reference-limit", defaultValue = "1.5", description = "run java-reference only on shapes of at most "
-            + "this many GFLOP per step (default: ${DEFAULT-VALUE}); larger shapes are checked against java-fast")
-    double referenceLimit;
+    @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
+            + "this many GFLOP per step (default: 1.5; 0.1 with --grid); larger shapes are checked against java-fast")
+    Double referenceLimit;
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -85,18 +127,20 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        List<DecodeBench.Shape> shapes = shapes();
+        if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
+        if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
+        boolean isGrid = grid != null;
+        List<DecodeBench.Shape> shapes = layerOnly ? List.of() : shapes(isGrid);
         Map<String, GraphExecutor> executors = executors(out);
-        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        double budget = budgetMs != null ? budgetMs : isGrid ? (quick ? 200 : 100) : quick ? 400 : 2000;
         if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
-        if (!(referenceLimit >= 0) || Double.isInfinite(referenceLimit)) {
-            throw new MlaException("--reference-limit must be a finite number >= 0, found " + referenceLimit);
+        double refLimit = referenceLimit != null ? referenceLimit : isGrid ? 0.1 : 1.5;
+        if (!(refLimit >= 0) || Double.isInfinite(refLimit)) {
+            throw new MlaException("--reference-limit must be a finite number >= 0, found " + refLimit);
         }
-        if (csv != null) OutputFiles.check(csv, List.of());
-        if (chart != null) OutputFiles.check(chart, csv == null ? List.of() : List.of(csv));
-        if (csv != null && chart != null && csv.toAbsolutePath().normalize().equals(chart.toAbsolutePath().normalize())) {
-            throw new MlaException("--csv and --chart name the same file " + csv);
-        }
+        double chkLimit = checkLimit != null ? checkLimit : isGrid ? 20 : Double.POSITIVE_INFINITY;
+        checkOutputs(new String[] {"--csv", "--chart", "--transfers-csv", "--layer-csv"}, csv, chart, transfersCsv, layerCsv);
+        long t0 = System.nanoTime();
 
         Roofline.Limits limits = null;
         if (roofline || chart != null) {
@@ -106,85 +150,209 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("limits: %.1f GFLOP/s FMA peak (%d threads, %d-bit vectors), %.1f GB/s memory read%n%n",
                     limits.gflopPerS(), limits.threads(), limits.vectorBits(), limits.gbPerS());
         }
-        out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%n",
-                shapes.size(), executors.size());
-        out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3%n%n");
-        String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
-        if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
-        out.println(header);
-        out.flush();
-
-        List<DecodeBench.Result> results = new ArrayList<>();
-        int done = 0, total = shapes.size() * executors.size();
-        for (DecodeBench.Shape s : shapes) {
-            DecodeBench bench = new DecodeBench(s, 42);
-            boolean refRuns = DecodeBench.flops(s) <= referenceLimit * 1e9;
-            GraphExecutor checker = refRuns ? new JvmExecutor() : fastOrNull();
-            float[] expected = checker == null ? null : bench.runOnce(checker);
-            String checkedBy = refRuns ? "" : " (vs java-fast)";
-            for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
-                done++;
-                if (e.getKey().equals("java-reference") && !refRuns) {
-                    out.printf("%-16s %-36s %11s   [%d/%d skipped: %.1f GFLOP per step is over --reference-limit]%n",
-                            e.getKey(), s.label(), "-", done, total, DecodeBench.flops(s) / 1e9);
-                    continue;
-                }
-                double[] t = bench.time(e.getValue(), budget, 2);
-                float[] got = bench.runOnce(e.getValue());
-                // above --reference-limit the check is java-fast's output: no check of java-fast against itself
-                boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
-                double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
-                DecodeBench.Result r = new DecodeBench.Result(e.getKey(), s, t[0], (int) t[1], diff);
-                results.add(r);
-                String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
-                        r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));
-                if (limits != null) {
-                    line += String.format(Locale.ROOT, " %7.1f%% %7.1f%%", 100 * r.gbPerS() / limits.gbPerS(), 100 * r.gflopPerS() / limits.gflopPerS());
-                }
-                out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
-                if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
-                    int steps = Math.max(2, Math.min(20, r.iterations()));
-                    StringBuilder sb = new StringBuilder("    tasks, ms:");
-                    bench.breakdown(jvm, steps).forEach((task, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", task, ms)));
-                    out.println(sb);
-                }
-                out.flush();
-            }
-            for (GraphExecutor ex : executors.values()) bench.release(ex);
+        if (!shapes.isEmpty()) {
+            out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
+                    shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
+            out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
+                    + "also copies q in and o out%n%n");
+            String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
+            if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
+            out.println(header);
+            out.flush();
+            runShapes(out, shapes, executors, budget, refLimit, chkLimit, limits, t0);
         }
-        if (csv != null) writeCsv(csv, results);
-        if (chart != null) {
+        if (layerCsv != null) runLayer(out, executors, t0);
+        saveCsvs();
+        if (chart != null && !results.isEmpty()) {
             BenchChart.write(chart, results, limits, "MLA decode attention core: " + executors.keySet());
             out.printf("wrote %s%n", chart);
         }
-        if (csv != null) out.printf("wrote %s%n", csv);
+        for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
+    }
+
+    // what has been measured so far: the CSVs are rewritten after every result, so a run stopped from outside
+    // (the GPU kit's timeout) keeps everything measured until then
+    private final List<DecodeBench.Result> results = new ArrayList<>();
+    private final List<String> transfers = new ArrayList<>();
+    private final List<LayerBench.Result> layerResults = new ArrayList<>();
+
+    private void saveCsvs() {
+        if (csv != null) writeLines(csv, CSV_HEADER, results.stream().map(BenchCommand::csvLine).toList());
+        if (transfersCsv != null) writeLines(transfersCsv, TRANSFERS_HEADER, transfers);
+        if (layerCsv != null) writeLines(layerCsv, LayerBench.CSV_HEADER, layerResults.stream().map(LayerBench.Result::csv).toList());
+    }
+
+    private boolean pastTimeLimit(long t0) {
+        return timeLimitS != null && (System.nanoTime() - t0) / 1e9 > timeLimitS;
+    }
+
+    /**
+     * Times each shape on each executor. Consecutive tiled shapes that differ only in context share one cache
+     * (capacity = their largest context) and so one compiled plan; the context is set per shape.
+     */
+    private void runShapes(PrintWriter out, List<DecodeBench.Shape> shapes, Map<String, GraphExecutor> executors, double budget,
+                           double refLimit, double chkLimit, Roofline.Limits limits, long t0) {
+        int done = 0, total = shapes.size() * executors.size();
+        for (List<DecodeBench.Shape> group : groups(shapes)) {
+            DecodeBench.Shape first = group.get(0);
+            int capacity = group.stream().mapToInt(DecodeBench.Shape::context).max().orElseThrow();
+            String why = DecodeBench.unrepresentable(first.batch(), capacity, first.heads(), first.path());
+            if (why != null || pastTimeLimit(t0)) {
+                for (DecodeBench.Shape s : group) {
+                    done += executors.size();
+                    out.printf("%-16s %-36s   [%d/%d skipped: %s]%n", "-", s.label(), done, total,
+                            why != null ? why : String.format(Locale.ROOT, "--time-limit-s %.0f reached", timeLimitS));
+                }
+                out.flush();
+                continue;
+            }
+            long f0 = System.nanoTime();
+            DecodeBench bench = new DecodeBench(first, capacity, 42);
+            double gb = (double) first.batch() * capacity * first.dtype().bytesPerToken(512, 64) / 1e9;
+            if (gb > 0.5) out.printf(Locale.ROOT, "  (cache B%d x %d tokens %s: %.1f GB, filled in %.1f s)%n", first.batch(), capacity,
+                    first.dtype(), gb, (System.nanoTime() - f0) / 1e9);
+            for (DecodeBench.Shape s : group) {
+                if (pastTimeLimit(t0)) {
+                    done += executors.size();
+                    out.printf(Locale.ROOT, "%-16s %-36s   [%d/%d skipped: --time-limit-s %.0f reached]%n", "-", s.label(), done, total, timeLimitS);
+                    continue;
+                }
+                bench.context(s.context());
+                double gflop = DecodeBench.flops(s) / 1e9;
+                boolean refRuns = gflop <= refLimit;
+                GraphExecutor checker = gflop > chkLimit ? null : refRuns ? new JvmExecutor() : fastOrNull();
+                float[] expected = checker == null ? null : bench.runOnce(checker);
+                String checkedBy = refRuns ? "" : " (vs java-fast)";
+                for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+                    done++;
+                    if (e.getKey().equals("java-reference") && !refRuns) {
+                        out.printf("%-16s %-36s %11s   [%d/%d skipped: %.1f GFLOP per step is over --reference-limit]%n",
+                                e.getKey(), s.label(), "-", done, total, gflop);
+                        continue;
+                    }
+                    double[] t = bench.time(e.getValue(), budget, 2);
+                    float[] got = bench.runOnce(e.getValue());
+                    // above --reference-limit the check is java-fast's output: no check of java-fast against itself
+                    boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
+                    double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
+                    DecodeBench.Result r = new DecodeBench.Result(e.getKey(), s, t[0], (int) t[1], diff);
+                    results.add(r);
+                    String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
+                            r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));
+                    if (limits != null) {
+                        line += String.format(Locale.ROOT, " %7.1f%% %7.1f%%", 100 * r.gbPerS() / limits.gbPerS(), 100 * r.gflopPerS() / limits.gflopPerS());
+                    }
+                    if (transfersCsv != null) {
+                        GraphExecutor.Transfers tr = bench.transfers(e.getValue());
+                        transfers.add(String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%s,%d,%d", e.getKey(), s.path(), s.dtype(), s.batch(), s.heads(),
+                                s.context(), Double.isNaN(tr.kernelMs()) ? "" : String.format(Locale.ROOT, "%.6f", tr.kernelMs()), tr.toDevice(), tr.toHost()));
+                        if (!Double.isNaN(tr.kernelMs())) line += String.format(Locale.ROOT, "  kernels %.3f ms", tr.kernelMs());
+                    }
+                    out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
+                    saveCsvs();
+                    if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
+                        int steps = Math.max(2, Math.min(20, r.iterations()));
+                        StringBuilder sb = new StringBuilder("    tasks, ms:");
+                        bench.breakdown(jvm, steps).forEach((task, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", task, ms)));
+                        out.println(sb);
+                    }
+                    out.flush();
+                }
+            }
+            for (GraphExecutor ex : executors.values()) bench.release(ex);
+        }
+    }
+
+    /** Runs of consecutive shapes that can share one cache: tiled, same dtype, batch and heads. */
+    static List<List<DecodeBench.Shape>> groups(List<DecodeBench.Shape> shapes) {
+        List<List<DecodeBench.Shape>> out = new ArrayList<>();
+        for (DecodeBench.Shape s : shapes) {
+            List<DecodeBench.Shape> last = out.isEmpty() ? null : out.get(out.size() - 1);
+            DecodeBench.Shape p = last == null ? null : last.get(0);
+            if (p != null && s.path() == AttentionPath.TILED && p.path() == AttentionPath.TILED && p.dtype() == s.dtype()
+                    && p.batch() == s.batch() && p.heads() == s.heads()) {
+                last.add(s);
+            } else {
+                out.add(new ArrayList<>(List.of(s)));
+            }
+        }
+        return out;
+    }
+
+    /** The whole layer's decode step on each executor, for each batch, dtype and context. */
+    private void runLayer(PrintWriter out, Map<String, GraphExecutor> executors, long t0) {
+        int hidden = layerHidden != null ? layerHidden : quick ? 1024 : 7168;
+        List<Integer> bs = layerBatches != null ? layerBatches : quick ? List.of(1, 2) : List.of(1, 32, 128);
+        List<Integer> ts = layerContexts != null ? layerContexts : quick ? List.of(64, 256) : List.of(1024, 4096, 16384);
+        List<String> ds = layerDtypes != null ? layerDtypes : quick ? List.of("f32") : List.of("bf16", "f32");
+        AttentionPath path = AttentionPath.parse(layerPath);
+        for (int v : bs) if (v < 1) throw new MlaException("--layer-batch must be >= 1, found " + v);
+        for (int v : ts) if (v < 1) throw new MlaException("--layer-context must be >= 1, found " + v);
+        double budget = budgetMs != null ? budgetMs : quick ? 200 : 300;
+        MlaConfig cfg = MlaConfig.deepseekV3().withHiddenSize(hidden);
+        out.printf("%nwhole layer, decode step: DeepSeek-V3 attention geometry, hidden %d, path %s; batches %s, contexts %s, caches %s%n",
+                hidden, path, bs, ts, ds);
+        out.printf("(bytes in/out and kernel ms: one more step with TornadoVM's profiler; the JVM copies nothing)%n");
+        out.flush();
+        LayerBench bench = new LayerBench(cfg, 42);
+        for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+            for (String d : ds) {
+                CacheDtype dtype = CacheDtype.parse(d);
+                for (int b : bs) {
+                    if (pastTimeLimit(t0)) {
+                        out.printf(Locale.ROOT, "layer %-14s %-8s %-4s B%-4d skipped: --time-limit-s %.0f reached%n", e.getKey(), path, dtype, b, timeLimitS);
+                        continue;
+                    }
+                    String why = DecodeBench.unrepresentable(b, ts.stream().mapToInt(Integer::intValue).max().orElseThrow() + 1, cfg.numHeads(), path);
+                    if (why != null) {
+                        out.printf("layer %-14s %-8s %-4s B%-4d skipped: %s%n", e.getKey(), path, dtype, b, why);
+                        continue;
+                    }
+                    layerResults.addAll(bench.run(e.getKey(), e.getValue(), path, dtype, b, ts, budget, line -> {
+                        out.println(line);
+                        out.flush();
+                    }));
+                    saveCsvs();
+                }
+            }
+        }
     }
 
     private static GraphExecutor fastOrNull() {
         return FastExecutor.available() ? new FastExecutor() : null;
     }
 
-    private List<DecodeBench.Shape> shapes() {
-        List<Integer> hs = heads != null ? heads : List.of(16, 128);
-        List<Integer> ts = contexts != null ? contexts : quick ? List.of(1024, 4096) : List.of(1024, 4096, 16384);
-        List<Integer> bs = batches != null ? batches : quick ? List.of(1) : List.of(1, 8);
-        List<String> ds = dtypes != null ? dtypes : List.of("f32", "bf16");
-        List<String> ps = paths != null ? paths : List.of("absorbed", "tiled");
+    private List<DecodeBench.Shape> shapes(boolean isGrid) {
+        // the grid runs FlashMLA's own dtype and head count first, so a --time-limit-s cuts the f32 and H16 parts
+        List<Integer> hs = heads != null ? heads : isGrid ? List.of(128, 16) : List.of(16, 128);
+        List<Integer> ts = contexts != null ? contexts : isGrid ? (quick ? List.of(256, 1024) : List.of(1024, 2048, 4096, 8192, 16384))
+                : quick ? List.of(1024, 4096) : List.of(1024, 4096, 16384);
+        List<Integer> bs = batches != null ? batches : isGrid ? (quick ? List.of(1, 2) : List.of(1, 2, 4, 8, 16, 32, 64, 128))
+                : quick ? List.of(1) : List.of(1, 8);
+        List<String> ds = dtypes != null ? dtypes : isGrid ? List.of("bf16", "f32") : List.of("f32", "bf16");
+        List<String> ps = paths != null ? paths : isGrid ? List.of("tiled") : List.of("absorbed", "tiled");
         List<DecodeBench.Shape> out = new ArrayList<>();
         for (String p : ps) {
             AttentionPath path = AttentionPath.parse(p);
             if (path == AttentionPath.NAIVE) throw new MlaException("bench times the absorbed and tiled paths, found --path naive");
             for (String d : ds) {
                 CacheDtype dt = CacheDtype.parse(d);
-                for (int b : bs) for (int h : hs) for (int t : ts) {
-                    if (b < 1 || h < 1 || t < 1) throw new MlaException("batch, heads and context must be >= 1, found " + b + ", " + h + ", " + t);
-                    out.add(new DecodeBench.Shape(path, dt, b, h, t));
+                if (isGrid) {
+                    for (int h : hs) for (int b : bs) for (int t : ts) out.add(shape(path, dt, b, h, t));
+                } else {
+                    for (int b : bs) for (int h : hs) for (int t : ts) out.add(shape(path, dt, b, h, t));
                 }
             }
         }
         return out;
+    }
+
+    private static DecodeBench.Shape shape(AttentionPath path, CacheDtype dt, int b, int h, int t) {
+        if (b < 1 || h < 1 || t < 1) throw new MlaException("batch, heads and context must be >= 1, found " + b + ", " + h + ", " + t);
+        return new DecodeBench.Shape(path, dt, b, h, t);
     }
 
     private Map<String, GraphExecutor> executors(PrintWriter out) {
@@ -226,13 +394,29 @@ public final class BenchCommand implements Callable<Integer> {
         return m;
     }
 
-    static void writeCsv(Path file, List<DecodeBench.Result> results) {
-        StringBuilder sb = new StringBuilder(CSV_HEADER).append('\n');
-        for (DecodeBench.Result r : results) {
-            DecodeBench.Shape s = r.shape();
-            sb.append(String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.4f,%.4f%n", r.backend(), s.path(), s.dtype(), s.batch(),
-                    s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS()));
+    /** Each output may be written (OutputFiles' rules) and no two of them are the same file. */
+    private static void checkOutputs(String[] options, Path... outputs) {
+        for (int i = 0; i < outputs.length; i++) {
+            if (outputs[i] == null) continue;
+            OutputFiles.check(outputs[i], List.of());
+            for (int j = 0; j < i; j++) {
+                if (outputs[j] != null && outputs[j].toAbsolutePath().normalize().equals(outputs[i].toAbsolutePath().normalize())) {
+                    throw new MlaException(options[j] + " and " + options[i] + " name the same file " + outputs[i]);
+                }
+            }
         }
+    }
+
+    static String csvLine(DecodeBench.Result r) {
+        DecodeBench.Shape s = r.shape();
+        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.4f,%.4f", r.backend(), s.path(), s.dtype(), s.batch(),
+                s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS());
+    }
+
+    /** Writes header and lines atomically (OutputFiles). */
+    static void writeLines(Path file, String header, List<String> lines) {
+        StringBuilder sb = new StringBuilder(header).append('\n');
+        for (String l : lines) sb.append(l).append('\n');
         OutputFiles.write(file, out -> out.write(sb.toString().getBytes(StandardCharsets.UTF_8)));
     }
 }

@@ -16,6 +16,7 @@ import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
 import uk.ac.manchester.tornado.api.TaskGraph;
 import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
 import uk.ac.manchester.tornado.api.TornadoExecutionResult;
+import uk.ac.manchester.tornado.api.TornadoProfilerResult;
 import uk.ac.manchester.tornado.api.common.TornadoDevice;
 import uk.ac.manchester.tornado.api.enums.DataTransferMode;
 import uk.ac.manchester.tornado.api.enums.ProfilerMode;
@@ -133,6 +134,25 @@ public final class TornadoExecutor implements GraphExecutor {
     public Method kernelOf(KernelGraph graph, String taskId) {
         Plan plan = plans.get(graph);
         return plan == null ? null : plan.kernels.get(taskId);
+    }
+
+    /**
+     * One execution with TornadoVM's profiler on: its bytes copied in and out and its kernel time (what
+     * {@code mla bench} reports per step). The profiler is switched off again unless --profile asked for it.
+     */
+    @Override
+    public Transfers measureTransfers(KernelGraph graph) {
+        if (plans.get(graph) == null) execute(graph);             // build and compile first, without the profiler
+        Plan plan = plans.get(graph);
+        plan.execution.withProfiler(ProfilerMode.SILENT);
+        try {
+            execute(graph);
+            if (plans.get(graph) != plan) return new Transfers(-1, -1, Double.NaN);   // rebuilt on the way: not counted
+            TornadoProfilerResult p = plan.last.getProfilerResult();
+            return new Transfers(p.getTotalBytesCopyIn(), p.getTotalBytesCopyOut(), p.getDeviceKernelTime() / 1e6);
+        } finally {
+            if (profileOut == null) plan.execution.withoutProfiler();
+        }
     }
 
     @Override

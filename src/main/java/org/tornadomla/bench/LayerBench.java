@@ -1,0 +1,99 @@
+package org.tornadomla.bench;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.weights.MlaWeights;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+
+/**
+ * A decode step of the whole layer (projections, RoPE, cache append, attention, o_proj: {@link MlaLayer}'s
+ * decode graph) at DeepSeek-V3 geometry, timed per batch and context, with the bytes one step copies between
+ * host and device. The cache is filled once per batch and dtype up to the largest context; each context is
+ * then set through the sequence lengths, so one compiled TornadoVM plan (and one copy of the weights on the
+ * device) serves every context of a batch.
+ */
+public final class LayerBench {
+    public static final String CSV_HEADER = "backend,path,dtype,batch,hidden,heads,context,ms_per_step,bytes_to_device,bytes_to_host,kernel_ms";
+
+    /** One timing. Bytes and kernel ms come from one extra step (TornadoVM's profiler; 0 and NaN on the JVM). */
+    public record Result(String backend, AttentionPath path, CacheDtype dtype, int batch, int hidden, int heads, int context,
+                         double msPerStep, int steps, long bytesToDevice, long bytesToHost, double kernelMs) {
+        public String csv() {
+            return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%d,%.6f,%d,%d,%s", backend, path, dtype, batch, hidden, heads, context,
+                    msPerStep, bytesToDevice, bytesToHost, Double.isNaN(kernelMs) ? "" : String.format(Locale.ROOT, "%.6f", kernelMs));
+        }
+    }
+
+    private final MlaConfig config;
+    private final MlaWeights weights;
+    private final long seed;
+
+    public LayerBench(MlaConfig config, long seed) {
+        this.config = config;
+        this.seed = seed;
+        this.weights = MlaWeights.random(config, seed);
+    }
+
+    public MlaConfig config() {
+        return config;
+    }
+
+    /**
+     * Times decode steps on {@code executor} for each context (ascending), {@code budgetMs} each after a warm-up
+     * of a fifth of that (at least one step). Each step sees the same context: the token it appends is dropped
+     * again before the next.
+     */
+    public List<Result> run(String backend, GraphExecutor executor, AttentionPath path, CacheDtype dtype, int batch,
+                            List<Integer> contexts, double budgetMs, Consumer<String> progress) {
+        int maxContext = contexts.stream().mapToInt(Integer::intValue).max().orElseThrow();
+        int capacity = maxContext + 1;
+        String why = DecodeBench.unrepresentable(batch, capacity, config.numHeads(), path);
+        if (why != null) throw new MlaException("layer B" + batch + " T" + maxContext + ": " + why);
+        int d = config.hiddenSize();
+        List<Result> out = new ArrayList<>();
+        AttentionOptions opt = AttentionOptions.of(path);
+        try (MlaLayer layer = new MlaLayer(weights, executor)) {
+            LatentCache cache = layer.newCache(batch, capacity, dtype);
+            DecodeBench.fillRepeating(cache, new SplittableRandom(seed + batch), maxContext, config.kvLoraRank(), config.qkRopeHeadDim());
+            float[] x = MlaWeights.gaussians(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
+            for (int context : contexts.stream().sorted().toList()) {
+                cache.truncate(0);
+                cache.advance(context - 1);                   // the step's own token is number `context`
+                long t0 = System.nanoTime();
+                do {
+                    step(layer, cache, x, y, opt, context);
+                } while ((System.nanoTime() - t0) / 1e6 < budgetMs / 5);
+                int n = 0;
+                long start = System.nanoTime();
+                do {
+                    step(layer, cache, x, y, opt, context);
+                    n++;
+                } while (n < 2 || (System.nanoTime() - start) / 1e6 < budgetMs);
+                double ms = (System.nanoTime() - start) / 1e6 / n;
+                GraphExecutor.Transfers t = executor.measureTransfers(layer.graph(cache, 1, opt));
+                Result r = new Result(backend, path, dtype, batch, d, config.numHeads(), context, ms, n, t.toDevice(), t.toHost(), t.kernelMs());
+                out.add(r);
+                progress.accept(String.format(Locale.ROOT, "layer %-14s %-8s %-4s B%-4d T%-6d %10.3f ms/step  in %,d B  out %,d B%s  [%d steps]",
+                        backend, path, dtype, batch, context, ms, r.bytesToDevice(), r.bytesToHost(),
+                        Double.isNaN(r.kernelMs()) ? "" : String.format(Locale.ROOT, "  kernels %.3f ms", r.kernelMs()), n));
+            }
+        }
+        return out;
+    }
+
+    private static void step(MlaLayer layer, LatentCache cache, float[] x, float[] y, AttentionOptions opt, int context) {
+        layer.forward(cache, x, 1, opt, y);
+        cache.truncate(context - 1);                          // drop the appended token: every step sees one context
+    }
+}

@@ -1,0 +1,136 @@
+package org.tornadomla.cli;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.bench.LayerCheck;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.GraphExecutor;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * The whole layer on a backend against the JVM reference kernels in the same process, for every path ×
+ * cache dtype × kernel set: one PASS/FAIL line each (the GPU kit's check.txt). Exit code 1 on any FAIL.
+ */
+@Command(name = "check", mixinStandardHelpOptions = true,
+        description = "Run a prefill and decode steps of one MLA layer (DeepSeek-V3 attention geometry, seeded random weights, "
+                + "sequences of different lengths) on a backend and on the JVM reference kernels; print one "
+                + "PASS|FAIL line per path × cache dtype × kernel set with the largest errors. Exit code 1 if any case fails.")
+public final class CheckCommand implements Callable<Integer> {
+    /** Exit code when a case fails (2 stays for bad input). */
+    static final int FAILED = 1;
+
+    @Option(names = "--backend", defaultValue = "java-fast", description = "java-fast, java-reference or tornado (default: ${DEFAULT-VALUE})")
+    String backend;
+
+    @Option(names = "--device", description = "TornadoVM device B:D as `mla devices` lists them (default: TornadoVM's default device)")
+    String device;
+
+    @Option(names = "--plain-kernels", description = "on TornadoVM, check only the plain @Parallel kernels (not the KernelContext set)")
+    boolean plainKernels;
+
+    @Option(names = "--quick", description = "hidden 256, batch 2, prefill 3, 2 decode steps (instead of 2048, 3, 5, 2)")
+    boolean quick;
+
+    @Option(names = "--hidden", description = "hidden size; the attention geometry is DeepSeek-V3's (default: 2048, 256 with --quick)")
+    Integer hidden;
+
+    @Option(names = "--batch", description = "sequences, of different lengths (default: 3, 2 with --quick)")
+    Integer batch;
+
+    @Option(names = "--prefill", description = "prefill tokens per sequence (default: 5, 3 with --quick)")
+    Integer prefill;
+
+    @Option(names = "--steps", description = "decode steps after the prefill (default: 2 with or without --quick)")
+    Integer steps;
+
+    @Option(names = "--tile", defaultValue = "4", description = "tiled path: tile size, small so several tiles occur (default: ${DEFAULT-VALUE})")
+    int tile;
+
+    @Option(names = "--splits", defaultValue = "3", description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
+    int splits;
+
+    @Option(names = "--tol", description = "relative tolerance of the outputs (default: " + LayerCheck.TOL + ")")
+    Double tol;
+
+    @Option(names = "--path", split = ",", description = "only these paths (default: naive,absorbed,tiled)")
+    List<String> paths;
+
+    @Option(names = "--cache-dtype", split = ",", description = "only these cache dtypes (default: f32,bf16,int8,fp8)")
+    List<String> dtypes;
+
+    @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
+    long seed;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (plainKernels && !backend.equals("tornado")) throw new MlaException("--plain-kernels needs --backend tornado");
+        if (tol != null && !(tol >= 0)) throw new MlaException("--tol must be >= 0, found " + tol);
+        int d = hidden != null ? hidden : quick ? 256 : 2048;
+        if (d < 1) throw new MlaException("--hidden must be >= 1, found " + d);
+        MlaConfig cfg = MlaConfig.deepseekV3().withHiddenSize(d);
+        LayerCheck.Workload work = new LayerCheck.Workload(batch != null ? batch : quick ? 2 : 3,
+                prefill != null ? prefill : quick ? 3 : 5, steps != null ? steps : 2, seed);
+
+        List<AttentionPath> pathList = paths == null ? List.of(AttentionPath.values()) : paths.stream().map(AttentionPath::parse).toList();
+        List<CacheDtype> dtypeList = dtypes == null ? List.of(CacheDtype.values()) : dtypes.stream().map(CacheDtype::parse).toList();
+
+        // the kernel sets: on TornadoVM plain @Parallel kernels and the KernelContext ones; on the JVM only one
+        Map<String, GraphExecutor> sets = new LinkedHashMap<>();
+        if (backend.equals("tornado")) {
+            sets.put("plain", Backends.create("tornado", device, null, false));
+            if (!plainKernels) sets.put("kernel-context", Backends.create("tornado", device, null, true));
+        } else {
+            sets.put("plain", Backends.create(backend, device, null, false));
+        }
+        String where = sets.values().iterator().next().device();
+        out.printf("mla check: %s against the JVM reference kernels (JvmExecutor), same process%n", where);
+        out.printf("layer: DeepSeek-V3 attention geometry (H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d), hidden %d, seed %d%n",
+                cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(), cfg.vHeadDim(), d, seed);
+        StringBuilder lengths = new StringBuilder();
+        for (int b = 0; b < work.batch(); b++) lengths.append(b == 0 ? "" : ", ").append(LayerCheck.prefix(b));
+        out.printf("work: batch %d (tokens cached before the prefill: %s), prefill %d, %d decode steps; tiled: tile %d, %d splits%n",
+                work.batch(), lengths, work.prefill(), work.steps(), tile, splits);
+        out.printf(Locale.ROOT, "compared: the cache the device wrote (each number within f32 noise, or one code off in bf16/int8/fp8: "
+                + "cache_flips), and every prefill and decode output (device outputs poisoned with NaN first) against the reference "
+                + "over the device's cache codes; error = |device - reference| / max(1, |reference|), tol %.0e%n", tol != null ? tol : LayerCheck.TOL);
+        out.flush();
+
+        LayerCheck check = new LayerCheck(cfg, work, tile, splits);
+        int pass = 0, fail = 0;
+        long t0 = System.nanoTime();
+        check.prepareReferences(pathList, dtypeList);
+        out.printf(Locale.ROOT, "(reference runs: %.1f s)%n", (System.nanoTime() - t0) / 1e9);
+        out.flush();
+        try {
+            for (AttentionPath path : pathList) {
+                for (CacheDtype dtype : dtypeList) {
+                    for (Map.Entry<String, GraphExecutor> set : sets.entrySet()) {
+                        LayerCheck.Result r = check.check(set.getValue(), set.getKey(), path, dtype);
+                        if (tol != null) r = r.withTolerance(tol);
+                        out.println(r.line());
+                        out.flush();
+                        if (r.pass()) pass++; else fail++;
+                    }
+                }
+            }
+        } finally {
+            for (GraphExecutor e : sets.values()) e.close();
+        }
+        out.printf(Locale.ROOT, "%d PASS, %d FAIL (%.1f s)%n", pass, fail, (System.nanoTime() - t0) / 1e9);
+        out.flush();
+        return fail == 0 ? 0 : FAILED;
+    }
+}

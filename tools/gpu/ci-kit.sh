@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tools/gpu/ci-kit.sh — proves the GPU kit here, on PoCL: packs the OpenCL kit into target/gpu-kit-opencl, runs
+# its run.sh --quick with an empty environment (no JDK, no Maven on the path; python3's tarfile unpacks), and
+# checks what it wrote: devices.txt with a device, check.txt with at least 12 PASS lines and no FAIL,
+# bench.csv with its header and rows, layer.csv, summary.md. Needs PoCL (pocl-opencl-icd, ocl-icd-libopencl1)
+# and ../shared/tornadovm beside the repository (or TORNADOVM_SDKS). Prints how long each part took.
+set -euo pipefail
+ROOT="$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel)"
+cd "$ROOT"
+KIT=target/gpu-kit-opencl
+OUT=target/gpu-kit-out
+
+t0=$(date +%s)
+tools/gpu/pack.sh "$KIT" --backend opencl
+t1=$(date +%s)
+echo "ci-kit: packed in $((t1 - t0)) s"
+
+rm -rf "$OUT"
+rc=0
+# python3's tarfile is what unpacks where the GPU machine has no xz: use it here too when there is a python3
+unpacker=tar; [ -x /usr/bin/python3 ] && unpacker=python
+env -i PATH=/usr/bin:/bin KIT_UNPACK=$unpacker timeout 900 "$KIT/run.sh" "$OUT" --quick || rc=$?
+t2=$(date +%s)
+echo "ci-kit: run.sh --quick took $((t2 - t1)) s, exit $rc"
+
+fails=0
+need() { if ! eval "$2"; then echo "ci-kit: FAILED: $1" >&2; fails=$((fails + 1)); else echo "ci-kit: ok: $1"; fi; }
+need "run.sh exit code 0" '[ "$rc" = 0 ]'
+need "devices.txt lists a TornadoVM device" 'grep -qE "^[0-9]+:[0-9]+ " "$OUT/devices.txt"'
+pass=$(grep -c '^PASS ' "$OUT/check.txt" 2>/dev/null || true)
+need "check.txt has at least 12 PASS lines (found ${pass:-0})" '[ "${pass:-0}" -ge 12 ]'
+need "check.txt has no FAIL line" '! grep -q "^FAIL " "$OUT/check.txt"'
+need "check.txt has both kernel sets" 'grep -q " kernel-context " "$OUT/check.txt" && grep -q " plain " "$OUT/check.txt"'
+need "bench.csv has the bench header and rows" \
+  '[ "$(head -1 "$OUT/bench.csv")" = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s" ] && [ "$(wc -l <"$OUT/bench.csv")" -gt 1 ]'
+need "bench-transfers.csv counts bytes copied in" 'awk -F, "NR > 1 && \$8 > 0 {n++} END {exit !(n > 0)}" "$OUT/bench-transfers.csv"'
+need "layer.csv has rows" '[ "$(wc -l <"$OUT/layer.csv")" -gt 1 ]'
+need "summary.md exists with the check and bench sections" 'grep -q "^## Correctness" "$OUT/summary.md" && grep -q "^## Attention core" "$OUT/summary.md"'
+if [ "$fails" != 0 ]; then
+  echo "ci-kit: $fails check(s) failed; the kit's log:" >&2
+  tail -40 "$OUT/run.log" >&2 || true
+  exit 1
+fi
+echo "ci-kit: passed (pack $((t1 - t0)) s, quick run $((t2 - t1)) s)"
