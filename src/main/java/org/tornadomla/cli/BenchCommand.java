@@ -1,6 +1,7 @@
 package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
+import org.tornadomla.backends.Backends;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.bench.BenchChart;
 import org.tornadomla.bench.DecodeBench;
@@ -367,22 +368,19 @@ public final class BenchCommand implements Callable<Integer> {
         for (String b : wanted) {
             switch (b) {
                 case "java-reference", "java" -> ex.put("java-reference", new JvmExecutor());
-                case "java-fast" -> ex.put("java-fast", Backends.create("java-fast", null, null, true));
+                case "java-fast" -> ex.put("java-fast", Backends.create("java-fast"));
                 case "tornado" -> {
                     try {
                         for (String line : Backends.tornadoDevices()) {
                             String dev = line.substring(0, line.indexOf(' '));
-                            ex.put("tornado:" + dev, Backends.create("tornado", dev, null, true));
+                            ex.put("tornado:" + dev, Backends.create("tornado:" + dev));
                         }
                     } catch (MlaException e) {
                         if (explicit) throw e;
                         out.printf("(no TornadoVM devices: %s)%n", e.getMessage());
                     }
                 }
-                default -> {
-                    if (!b.startsWith("tornado:")) throw new MlaException("unknown backend '" + b + "' (expected java-reference, java-fast, tornado or tornado:B:D)");
-                    ex.put(b, Backends.create("tornado", b.substring("tornado:".length()), null, true));
-                }
+                default -> ex.put(b, Backends.create(b));      // java-fast:N, tornado:B:D, or one line naming the choices
             }
         }
         return ex;

@@ -1,6 +1,7 @@
 package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
+import org.tornadomla.backends.Backends;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.bench.LayerCheck;
 import org.tornadomla.cache.CacheDtype;
@@ -90,10 +91,12 @@ public final class CheckCommand implements Callable<Integer> {
         // the kernel sets: on TornadoVM plain @Parallel kernels and the KernelContext ones; on the JVM only one
         Map<String, GraphExecutor> sets = new LinkedHashMap<>();
         if (backend.equals("tornado")) {
-            sets.put("plain", Backends.create("tornado", device, null, false));
-            if (!plainKernels) sets.put("kernel-context", Backends.create("tornado", device, null, true));
+            String name = device != null ? "tornado:" + device : "tornado";
+            sets.put("plain", Backends.create(name, new Backends.Options(0, null, false)));
+            if (!plainKernels) sets.put("kernel-context", Backends.create(name, new Backends.Options(0, null, true)));
         } else {
-            sets.put("plain", Backends.create(backend, device, null, false));
+            if (device != null) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+            sets.put("plain", Backends.create(backend));
         }
         String where = sets.values().iterator().next().device();
         out.printf("mla check: %s against the JVM reference kernels (JvmExecutor), same process%n", where);

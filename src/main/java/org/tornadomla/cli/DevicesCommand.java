@@ -1,5 +1,7 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.backends.Backends;
+
 import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;

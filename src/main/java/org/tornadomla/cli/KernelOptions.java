@@ -4,6 +4,7 @@ import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.MlaException;
+import org.tornadomla.backends.Backends;
 import org.tornadomla.graph.GraphExecutor;
 import picocli.CommandLine.Option;
 
@@ -40,7 +41,10 @@ public final class KernelOptions {
         if ((profile || plainKernels) && !backend.equals("tornado")) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }
-        return Backends.create(backend, device, profile ? out : null, !plainKernels);
+        if (device != null && !backend.equals("tornado")) {
+            throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        }
+        return Backends.create(device != null ? "tornado:" + device : backend, new Backends.Options(0, profile ? out : null, !plainKernels));
     }
 
     CacheDtype dtype() {

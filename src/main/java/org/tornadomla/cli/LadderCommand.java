@@ -1,6 +1,7 @@
 package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
+import org.tornadomla.backends.Backends;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.ladder.LadderSetup;
 import org.tornadomla.ladder.LadderStep;
@@ -44,8 +45,10 @@ public final class LadderCommand implements Callable<Integer> {
         if (heads < 1 || context < 1) throw new MlaException("--heads and --context must be >= 1");
         if (!(budgetMs >= 0) || budgetMs > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000 (0: no timing), found " + budgetMs);
         boolean tornado = backend.equals("tornado");
-        GraphExecutor plain = Backends.create(backend, device, null, false);
-        GraphExecutor kernelContext = tornado ? Backends.create(backend, device, null, true) : null;
+        if (device != null && !tornado) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        String name = device != null ? "tornado:" + device : backend;
+        GraphExecutor plain = Backends.create(name, new Backends.Options(0, null, false));
+        GraphExecutor kernelContext = tornado ? Backends.create(name, new Backends.Options(0, null, true)) : null;
         LadderSetup s = new LadderSetup(heads, context, 42);
         out.printf("kernel ladder: one decode step of the attention core, H=%d, T=%d, d_c 512, d_r 64, on %s%n", heads, context, plain.device());
         out.printf("%-4s %-66s %14s %10s %12s%n", "step", "", "max|Δ| step 1", "ms/step", "bytes read");

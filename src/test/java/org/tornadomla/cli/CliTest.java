@@ -260,7 +260,7 @@ class CliTest {
         Run r = mla("demo", "--backend", "tornado", "--hidden", "64");
         assertEquals(2, r.code);
         assertEquals("mla: error: no TornadoVM installed: TORNADOVM_HOME is not set (see tornado-config/README.md); "
-                + "the java backend needs none", r.err.strip());
+                + "the java backends need none", r.err.strip());
         assertFalse(r.out.contains("TornadoMLA demo"), "nothing is printed before the error");
         Run d = mla("devices");
         assertEquals(0, d.code);

@@ -1,5 +1,7 @@
 package org.tornadomla.benchmarks;
 
+import org.tornadomla.backends.Backends;
+
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
