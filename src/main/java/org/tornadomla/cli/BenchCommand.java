@@ -165,7 +165,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (layerCsv != null) runLayer(out, executors, t0);
         saveCsvs();
         if (chart != null && !results.isEmpty()) {
-            BenchChart.write(chart, results, limits, "MLA decode attention core: " + executors.keySet());
+            BenchChart.write(chart, results, limits, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet()));
             out.printf("wrote %s%n", chart);
         }
         for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);

@@ -1,8 +1,10 @@
 package org.tornadomla.cli;
 
-import org.jfree.chart.ChartFactory;
-import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.CategoryAxis;
+import org.jfree.chart.renderer.category.BarRenderer;
+import org.jfree.chart.renderer.category.StandardBarPainter;
+import org.tornadomla.bench.Charts;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
@@ -17,7 +19,6 @@ import org.tornadomla.config.MlaConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.awt.Color;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,9 +70,9 @@ public final class KvMemoryCommand implements Callable<Integer> {
         for (String p : names) models.add(KvMemory.preset(p));
         for (String d : dtypes) KvMemory.bytes(d);
 
-        out.printf("KV cache per token and per request of %,d tokens × batch %d%n", context, batch);
-        out.printf("%-18s %-40s %-5s %10s %14s %16s %16s %10s%n", "model", "scheme", "dtype", "numbers", "B/token/layer",
-                "B/token (model)", "per request", "vs MLA");
+        out.printf("KV cache per token, per request of %,d tokens and for all %d request%s%n", context, batch, batch == 1 ? "" : "s");
+        out.printf("%-18s %-40s %-5s %10s %14s %16s %14s %14s %10s%n", "model", "scheme", "dtype", "numbers", "B/token/layer",
+                "B/token (model)", "per request", "all requests", "vs MLA");
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (KvMemory.Model m : models) {
             List<KvMemory.Scheme> schemes = KvMemory.schemes(m, groups);
@@ -86,21 +87,22 @@ public final class KvMemoryCommand implements Callable<Integer> {
                     } catch (ArithmeticException e) {
                         throw new MlaException(m.name() + ": " + s.name() + " needs more than " + Long.MAX_VALUE + " bytes per token; check the config");
                     }
-                    double request = (double) perToken * context * batch;
-                    out.printf("%-18s %-40s %-5s %,10d %,14d %,16d %16s %10s%n", m.name(), s.name(), d, s.numbersPerTokenPerLayer(),
-                            perLayer, perToken, KvMemory.human(request),
+                    double request = (double) perToken * context;
+                    out.printf("%-18s %-40s %-5s %,10d %,14d %,16d %14s %14s %10s%n", m.name(), s.name(), d, s.numbersPerTokenPerLayer(),
+                            perLayer, perToken, KvMemory.human(request), KvMemory.human(request * batch),
                             m.isMla() ? String.format("%.1f×", (double) s.numbersPerTokenPerLayer() / mla) : "");
-                    if (d.equals(dtypes.get(0))) data.addValue(perToken, s.name().replaceAll(" \\(.*", ""), m.name());
+                    data.addValue(perToken, s.name().replaceAll(" \\(.*", "") + (dtypes.size() > 1 ? " " + d : ""), m.name());
                 }
                 if (m.isMla() && (d.equals("fp8") || d.equals("int8"))) {
-                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %16s%n", m.name(), "MLA fp8, FlashMLA layout (656 B)", d, "",
+                    double request = (double) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers() * context;
+                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA fp8, FlashMLA layout (656 B)", d, "",
                             KvMemory.MLA_FP8_FLASHMLA_BYTES, (long) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers(),
-                            KvMemory.human((double) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers() * context * batch));
+                            KvMemory.human(request), KvMemory.human(request * batch));
                 }
             }
         }
         if (chart != null) {
-            writeChart(chart, config == null ? List.of() : List.of(config), data, "KV cache bytes per token, whole model, " + dtypes.get(0));
+            writeChart(chart, config == null ? List.of() : List.of(config), data, "KV cache bytes per token, whole model, " + String.join(", ", dtypes));
             out.printf("wrote %s%n", chart);
         }
         return 0;
@@ -135,25 +137,27 @@ public final class KvMemoryCommand implements Callable<Integer> {
     }
 
     private static void writeChart(Path png, List<Path> inputs, DefaultCategoryDataset data, String title) {
-        JFreeChart c = ChartFactory.createBarChart(title, "model", "bytes per token (log scale)", data, PlotOrientation.HORIZONTAL, true, false, false);
-        CategoryPlot p = c.getCategoryPlot();
-        LogAxis axis = new LogAxis("bytes per token, all layers (log scale)");
-        axis.setNumberFormatOverride(new java.text.DecimalFormat("#,##0"));
         double min = Double.MAX_VALUE, max = 0;
         for (int r = 0; r < data.getRowCount(); r++) {
             for (int col = 0; col < data.getColumnCount(); col++) {
                 Number v = data.getValue(r, col);
-                if (v != null) {
+                if (v != null && v.doubleValue() > 0) {
                     min = Math.min(min, v.doubleValue());
                     max = Math.max(max, v.doubleValue());
                 }
             }
         }
-        p.setRangeAxis(axis);
-        if (max > 0) axis.setRange(min / 2, max * 2);
-        p.setBackgroundPaint(new Color(248, 248, 248));
-        c.setBackgroundPaint(Color.WHITE);
-        int height = 120 + 60 * data.getColumnCount();
-        OutputFiles.write(png, inputs, out -> ChartUtils.writeChartAsPNG(out, c, 1000, height));
+        LogAxis axis = Charts.logAxis("bytes per token, all layers (log)", "#,##0");
+        Charts.decades(axis, min, max);
+        BarRenderer bars = new BarRenderer();
+        for (int i = 0; i < Charts.PALETTE.length; i++) bars.setSeriesPaint(i, Charts.PALETTE[i]);
+        bars.setShadowVisible(false);
+        bars.setBarPainter(new StandardBarPainter());
+        CategoryPlot p = new CategoryPlot(data, new CategoryAxis("model"), axis, bars);
+        p.setOrientation(PlotOrientation.HORIZONTAL);
+        p.setBackgroundPaint(Charts.PLOT_BACKGROUND);
+        JFreeChart c = Charts.chart(title, "MLA caches one latent and one roped key per token and layer; the others keys and values per KV head",
+                p, true);
+        Charts.writePng(png, inputs, c, 1000, 140 + 60 * data.getColumnCount());
     }
 }

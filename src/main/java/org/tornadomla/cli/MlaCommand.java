@@ -49,9 +49,42 @@ public final class MlaCommand implements Runnable {
             if (System.getenv("MLA_DEBUG") != null) ex.printStackTrace(cmd.getErr());
             return fail(cmd.getErr(), "mla: internal error: " + ex + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
         });
-        cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + ex.getMessage() + " (see: mla "
-                + ex.getCommandLine().getCommandName() + " --help)", BAD_INPUT));
+        cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + ex.getMessage()
+                + didYouMean(ex) + " (see: " + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help)", BAD_INPUT));
         return cl;
+    }
+
+    /** " (did you mean: demo?)" for a mistyped command or option picocli has a near match for, else "". */
+    static String didYouMean(CommandLine.ParameterException ex) {
+        if (!(ex instanceof CommandLine.UnmatchedArgumentException u) || u.getUnmatched().isEmpty()) return "";
+        String typed = u.getUnmatched().get(0);
+        // picocli's candidates, narrowed to those nearest to what was typed (edit distance)
+        int best = Integer.MAX_VALUE;
+        java.util.List<String> nearest = new java.util.ArrayList<>();
+        for (String c : u.getSuggestions()) {
+            int d = editDistance(typed, c);
+            if (d < best) {
+                best = d;
+                nearest.clear();
+            }
+            if (d == best) nearest.add(c);
+        }
+        return nearest.isEmpty() || best > Math.max(2, typed.length() / 3) ? "" : " (did you mean " + String.join(" or ", nearest) + "?)";
+    }
+
+    private static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1], cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) prev[j] = j;
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                cur[j] = Math.min(Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     /** The version in the jar's manifest (the POM's version), for {@code mla --version}. */

@@ -1,9 +1,7 @@
 package org.tornadomla.cli;
 
-import org.jfree.chart.ChartFactory;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -14,6 +12,7 @@ import org.tornadomla.MlaException;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.analysis.LowRank;
 import org.tornadomla.analysis.MhaToMla;
+import org.tornadomla.bench.Charts;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
@@ -21,7 +20,6 @@ import org.tornadomla.weights.TensorSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.awt.Color;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -262,21 +260,26 @@ public final class RankCommand implements Callable<Integer> {
             double err = lr.relativeError(i + 1);
             if (err > 0) e.add(i + 1, err);
         }
-        JFreeChart c = ChartFactory.createXYLineChart("Low-rank structure of " + what, "index i / rank r", "", new XYSeriesCollection(s));
-        CombinedDomainXYPlot plot = new CombinedDomainXYPlot(((XYPlot) c.getPlot()).getDomainAxis());
-        plot.add(sub(new XYSeriesCollection(s), "singular value (log)"), 1);
-        plot.add(sub(new XYSeriesCollection(e), "relative error (log)"), 1);
-        JFreeChart chart = new JFreeChart("Low-rank structure of " + what, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
-        chart.setBackgroundPaint(Color.WHITE);
-        OutputFiles.write(png, inputs, out -> ChartUtils.writeChartAsPNG(out, chart, 900, 700));
+        CombinedDomainXYPlot plot = new CombinedDomainXYPlot(new NumberAxis("index i / rank r"));
+        plot.add(sub(new XYSeriesCollection(s), "singular value (log)", 0), 1);
+        plot.add(sub(new XYSeriesCollection(e), "relative error (log)", 1), 1);
+        Charts.writePng(png, inputs, Charts.chart("Low-rank structure of " + what,
+                "above: the singular values; below: the error of the best rank-r approximation", plot, true), 900, 700);
     }
 
-    private static XYPlot sub(XYSeriesCollection data, String label) {
-        LogAxis axis = new LogAxis(label);
-        axis.setNumberFormatOverride(new java.text.DecimalFormat("0.##E0"));
+    private static XYPlot sub(XYSeriesCollection data, String label, int colour) {
+        LogAxis axis = Charts.logAxis(label, "0.#E0");
+        double min = Double.MAX_VALUE, max = 0;
+        for (int i = 0; i < data.getSeries(0).getItemCount(); i++) {
+            double v = data.getSeries(0).getY(i).doubleValue();
+            min = Math.min(min, v);
+            max = Math.max(max, v);
+        }
+        Charts.decades(axis, min, max);
         XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
+        r.setSeriesPaint(0, Charts.PALETTE[colour]);
         XYPlot p = new XYPlot(data, null, axis, r);
-        p.setBackgroundPaint(new Color(248, 248, 248));
+        p.setBackgroundPaint(Charts.PLOT_BACKGROUND);
         return p;
     }
 }

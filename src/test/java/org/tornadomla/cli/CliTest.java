@@ -210,8 +210,9 @@ class CliTest {
         Run r = mla("kv-memory", "--preset", "deepseek-v3", "--dtype", "bf16", "--context", "4096", "--batch", "8");
         assertEquals(0, r.code, r.err);
         String mla = r.out.lines().filter(l -> l.contains("MLA (c_kv 512 + k_pe 64)")).findFirst().orElseThrow();
-        // 576 numbers · 2 bytes = 1,152 per layer; · 61 layers = 70,272 per token; · 4,096 · 8 = 2.3 GB per request
-        assertTrue(mla.contains(" 576 ") && mla.contains("1,152") && mla.contains("70,272") && mla.contains("2.3 GB"), mla);
+        // 576 numbers · 2 bytes = 1,152 per layer; · 61 layers = 70,272 per token; · 4,096 = 287.8 MB per request; · 8 = 2.3 GB
+        assertTrue(mla.contains(" 576 ") && mla.contains("1,152") && mla.contains("70,272") && mla.contains("287.8 MB") && mla.contains("2.3 GB"), mla);
+        assertTrue(r.out.contains("per request") && r.out.contains("all requests"), r.out);
         String mha = r.out.lines().filter(l -> l.contains("MHA (128 × (192 + 128))")).findFirst().orElseThrow();
         assertTrue(mha.contains("40,960") && mha.contains("71.1×"), mha);
         // a GQA model from its config.json: 2 · 8 KV heads · 128 · 32 layers · 2 bytes = 131,072 bytes per token
@@ -224,6 +225,16 @@ class CliTest {
         assertTrue(Files.size(png) > 1000);
         assertTrue(mla("kv-memory", "--dtype", "fp4").err.contains("unknown dtype 'fp4'"));
         assertEquals(2, mla("kv-memory", "--preset", "gpt-5").code);
+    }
+
+    @Test
+    void aMistypedCommandOrOptionSuggestsTheNearestOne() {
+        Run c = mla("demoo");
+        assertEquals(2, c.code);
+        assertEquals("mla: error: Unmatched argument at index 0: 'demoo' (did you mean demo?) (see: mla --help)", c.err.strip());
+        Run o = mla("demo", "--prefil", "3");
+        assertTrue(o.err.strip().endsWith("(did you mean --prefill?) (see: mla demo --help)"), o.err);
+        assertFalse(mla("xyzzy").err.contains("did you mean"));
     }
 
     @Test
