@@ -1,7 +1,12 @@
 package org.tornadomla.cache;
 
 import org.tornadomla.MlaException;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.io.Json;
+
+import java.nio.file.Path;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -100,4 +105,38 @@ public final class KvMemory {
         }
         return i == 0 ? String.format(Locale.ROOT, "%.0f B", bytes) : String.format(Locale.ROOT, "%.1f %s", bytes, u[i]);
     }
+
+    /** Largest head count, head size or layer count read from an MHA/GQA config (real ones are below 1,000). */
+    static final int MAX_DIM = 1_000_000;
+
+    /**
+     * The cache shape of the model a Hugging Face config.json describes: MLA (read by {@link MlaConfig#load}) when it
+     * has kv_lora_rank, else MHA/GQA from num_attention_heads, num_key_value_heads (default: the heads),
+     * head_dim (default: hidden_size / heads) and num_hidden_layers, read as strictly as MlaConfig reads.
+     */
+    public static Model fromConfig(Path file) {
+        JsonElement root = Json.readFile(file, Json.MAX_CONFIG_BYTES, "config");
+        if (!root.isJsonObject()) throw new MlaException(file + ": invalid config: expected a JSON object, found " + Json.describe(root));
+        JsonObject o = root.getAsJsonObject();
+        String name = String.valueOf(file.getFileName());
+        if (o.has("kv_lora_rank") && !o.get("kv_lora_rank").isJsonNull()) return Model.of(name, MlaConfig.load(file));
+        int heads = intField(o, "num_attention_heads", null, file);
+        int hidden = intField(o, "hidden_size", null, file);
+        int kvHeads = intField(o, "num_key_value_heads", heads, file);
+        int headDim = intField(o, "head_dim", Math.max(1, hidden / heads), file);
+        return Model.gqa(name, intField(o, "num_hidden_layers", null, file), heads, kvHeads, headDim);
+    }
+
+    /** A whole number in 1 … {@link #MAX_DIM}; {@code dflt} when absent or null (null: required). */
+    private static int intField(JsonObject o, String key, Integer dflt, Path file) {
+        JsonElement e = o.get(key);
+        if (e == null || e.isJsonNull()) {
+            if (dflt == null) throw new MlaException(file + ": invalid config: missing '" + key + "'");
+            return dflt;
+        }
+        int v = Json.integer(e, file + ": invalid config: " + key);
+        if (v < 1 || v > MAX_DIM) throw new MlaException(file + ": invalid config: " + key + " must be in 1 … " + MAX_DIM + ", found " + v);
+        return v;
+    }
+
 }

@@ -9,13 +9,9 @@ import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.data.category.DefaultCategoryDataset;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
-import org.tornadomla.io.Json;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.cache.KvMemory;
-import org.tornadomla.config.MlaConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -65,7 +61,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
         }
         if (chart != null) OutputFiles.check(chart, config == null ? List.of() : List.of(config));
         List<KvMemory.Model> models = new ArrayList<>();
-        if (config != null) models.add(fromConfig(config));
+        if (config != null) models.add(KvMemory.fromConfig(config));
         List<String> names = presets != null ? presets : config != null ? List.of() : KvMemory.PRESETS;
         for (String p : names) models.add(KvMemory.preset(p));
         for (String d : dtypes) KvMemory.bytes(d);
@@ -106,34 +102,6 @@ public final class KvMemoryCommand implements Callable<Integer> {
             out.printf("wrote %s%n", chart);
         }
         return 0;
-    }
-
-    /** Largest head count, head size or layer count read from an MHA/GQA config (real ones are below 1,000). */
-    static final int MAX_DIM = 1_000_000;
-
-    static KvMemory.Model fromConfig(Path file) {
-        JsonElement root = Json.readFile(file, Json.MAX_CONFIG_BYTES, "config");
-        if (!root.isJsonObject()) throw new MlaException(file + ": invalid config: expected a JSON object, found " + Json.describe(root));
-        JsonObject o = root.getAsJsonObject();
-        String name = String.valueOf(file.getFileName());
-        if (o.has("kv_lora_rank") && !o.get("kv_lora_rank").isJsonNull()) return KvMemory.Model.of(name, MlaConfig.load(file));
-        int heads = intField(o, "num_attention_heads", null, file);
-        int hidden = intField(o, "hidden_size", null, file);
-        int kvHeads = intField(o, "num_key_value_heads", heads, file);
-        int headDim = intField(o, "head_dim", Math.max(1, hidden / heads), file);
-        return KvMemory.Model.gqa(name, intField(o, "num_hidden_layers", null, file), heads, kvHeads, headDim);
-    }
-
-    /** A whole number in 1 … {@link #MAX_DIM}; {@code dflt} when absent or null (null: required). */
-    private static int intField(JsonObject o, String key, Integer dflt, Path file) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
-            if (dflt == null) throw new MlaException(file + ": invalid config: missing '" + key + "'");
-            return dflt;
-        }
-        int v = Json.integer(e, file + ": invalid config: " + key);
-        if (v < 1 || v > MAX_DIM) throw new MlaException(file + ": invalid config: " + key + " must be in 1 … " + MAX_DIM + ", found " + v);
-        return v;
     }
 
     private static void writeChart(Path png, List<Path> inputs, DefaultCategoryDataset data, String title) {
