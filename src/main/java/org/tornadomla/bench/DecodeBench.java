@@ -188,23 +188,10 @@ public final class DecodeBench {
         return b.out().clone();
     }
 
-    /**
-     * Warm-up (at least one step, and until a fifth of the budget), then timed steps until {@code budgetMs}
-     * has passed (at least {@code minIterations}); mean ms per step.
-     */
-    public double[] time(GraphExecutor executor, double budgetMs, int minIterations) {
+    /** Times steps on {@code executor} with the project's harness ({@link Timing}: warm-up, then the budget). */
+    public Timing time(GraphExecutor executor, double budgetMs, int minIterations) {
         KernelGraph graph = graph(executor).graph();
-        long t0 = System.nanoTime();
-        do {
-            executor.execute(graph);
-        } while ((System.nanoTime() - t0) / 1e6 < budgetMs / 5);
-        int n = 0;
-        long start = System.nanoTime();
-        do {
-            executor.execute(graph);
-            n++;
-        } while (n < minIterations || (System.nanoTime() - start) / 1e6 < budgetMs);
-        return new double[] {(System.nanoTime() - start) / 1e6 / n, n};
+        return Timing.measure(() -> executor.execute(graph), budgetMs, minIterations);
     }
 
     /** n rows of width d: Σ_k u_k·v_k over rank 8, every 64th channel ×10 (outliers), plus N(0, 0.05²) noise. */

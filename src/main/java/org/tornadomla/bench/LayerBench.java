@@ -70,17 +70,9 @@ public final class LayerBench {
             for (int context : contexts.stream().sorted().toList()) {
                 cache.truncate(0);
                 cache.advance(context - 1);                   // the step's own token is number `context`
-                long t0 = System.nanoTime();
-                do {
-                    step(layer, cache, x, y, opt, context);
-                } while ((System.nanoTime() - t0) / 1e6 < budgetMs / 5);
-                int n = 0;
-                long start = System.nanoTime();
-                do {
-                    step(layer, cache, x, y, opt, context);
-                    n++;
-                } while (n < 2 || (System.nanoTime() - start) / 1e6 < budgetMs);
-                double ms = (System.nanoTime() - start) / 1e6 / n;
+                Timing timing = Timing.measure(() -> step(layer, cache, x, y, opt, context), budgetMs, 2);
+                double ms = timing.meanMs();
+                int n = timing.iterations();
                 GraphExecutor.Transfers t = executor.measureTransfers(layer.graph(cache, 1, opt));
                 Result r = new Result(backend, path, dtype, batch, d, config.numHeads(), context, ms, n, t.toDevice(), t.toHost(), t.kernelMs());
                 out.add(r);

@@ -7,6 +7,7 @@ import org.tornadomla.bench.BenchChart;
 import org.tornadomla.bench.DecodeBench;
 import org.tornadomla.bench.LayerBench;
 import org.tornadomla.bench.Roofline;
+import org.tornadomla.bench.Timing;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
@@ -234,12 +235,12 @@ public final class BenchCommand implements Callable<Integer> {
                                 e.getKey(), s.label(), "-", done, total, gflop);
                         continue;
                     }
-                    double[] t = bench.time(e.getValue(), budget, 2);
+                    Timing t = bench.time(e.getValue(), budget, 2);
                     float[] got = bench.runOnce(e.getValue());
                     // above --reference-limit the check is java-fast's output: no check of java-fast against itself
                     boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
                     double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
-                    DecodeBench.Result r = new DecodeBench.Result(e.getKey(), s, t[0], (int) t[1], diff);
+                    DecodeBench.Result r = new DecodeBench.Result(e.getKey(), s, t.meanMs(), t.iterations(), diff);
                     results.add(r);
                     String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
                             r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));

@@ -4,12 +4,20 @@ import org.tornadomla.MlaException;
 import org.tornadomla.backends.Backends;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.ladder.LadderSetup;
-import org.tornadomla.ladder.LadderStep;
+import org.tornadomla.ladder.LadderDocs;
+import org.tornadomla.ladder.LadderRun;
 import org.tornadomla.ladder.Steps;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /** Runs the kernel ladder (docs/ladder/): every step on the same problem, checked against step 1, timed. */
@@ -35,6 +43,10 @@ public final class LadderCommand implements Callable<Integer> {
     @Option(names = "--budget-ms", defaultValue = "500", description = "timed milliseconds per step (default: ${DEFAULT-VALUE})")
     double budgetMs;
 
+    @Option(names = "--docs", description = "measure every backend this JVM has (java-reference, java-fast, tornado) and write "
+            + "docs/ladder/measured.csv and the numbers quoted in docs/ladder and the kernel class headers (run from the repository root)")
+    boolean docs;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -44,48 +56,71 @@ public final class LadderCommand implements Callable<Integer> {
         if (step != null && (step < 1 || step > 8)) throw new MlaException("--step must be 1 … 8, found " + step);
         if (heads < 1 || context < 1) throw new MlaException("--heads and --context must be >= 1");
         if (!(budgetMs >= 0) || budgetMs > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000 (0: no timing), found " + budgetMs);
+        LadderSetup s = new LadderSetup(heads, context, 42);
+        if (docs) return writeDocs(out, s);
         boolean tornado = backend.equals("tornado");
         if (device != null && !tornado) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
         String name = device != null ? "tornado:" + device : backend;
-        GraphExecutor plain = Backends.create(name, new Backends.Options(0, null, false));
-        GraphExecutor kernelContext = tornado ? Backends.create(name, new Backends.Options(0, null, true)) : null;
-        LadderSetup s = new LadderSetup(heads, context, 42);
-        out.printf("kernel ladder: one decode step of the attention core, H=%d, T=%d, d_c 512, d_r 64, on %s%n", heads, context, plain.device());
-        out.printf("%-4s %-66s %14s %10s %12s%n", "step", "", "max|Δ| step 1", "ms/step", "bytes read");
-        float[] reference = run(Steps.all().get(0), s, plain, 0)[0];
-        for (LadderStep st : Steps.all()) {
-            if (step != null && st.number() != step) continue;
-            if (st.tornadoOnly() && !tornado) {
-                out.printf("%-4d %-66s %14s %10s %12s%n", st.number(), st.title(), "-", "tornado only", "-");
-                continue;
-            }
-            float[][] r = run(st, s, st.tornadoOnly() ? kernelContext : plain, budgetMs);
-            double diff = 0;
-            for (int i = 0; i < reference.length; i++) diff = Math.max(diff, Math.abs((double) r[0][i] - reference[i]));
-            out.printf("%-4d %-66s %14.2e %10.3f %,12.0f%n", st.number(), st.title(), diff, r[1][0], st.bytesRead(s));
-            out.flush();
+        try (GraphExecutor plain = Backends.create(name, new Backends.Options(0, null, false));
+             GraphExecutor kernelContext = tornado ? Backends.create(name, new Backends.Options(0, null, true)) : null) {
+            out.printf("kernel ladder: one decode step of the attention core, H=%d, T=%d, d_c 512, d_r 64, on %s%n", heads, context, plain.device());
+            out.printf("%-4s %-66s %14s %10s %12s%n", "step", "", "max|Δ| step 1", "ms/step", "bytes read");
+            LadderRun.run(name, plain, kernelContext, s, step, budgetMs, r -> print(out, r));
         }
-        plain.close();
-        if (kernelContext != null) kernelContext.close();
         return 0;
     }
 
-    /** {output, {ms per step}}: one run for the output, then timed runs for {@code budgetMs} (at least 2). */
-    private static float[][] run(LadderStep st, LadderSetup s, GraphExecutor ex, double budgetMs) {
-        LadderStep.Built b = st.build(s);
-        ex.execute(b.graph());
-        float[] out = b.out().clone();
-        double ms = Double.NaN;
-        if (budgetMs > 0) {
-            int n = 0;
-            long t0 = System.nanoTime();
-            do {
-                ex.execute(b.graph());
-                n++;
-            } while (n < 2 || (System.nanoTime() - t0) / 1e6 < budgetMs);
-            ms = (System.nanoTime() - t0) / 1e6 / n;
+    private static void print(PrintWriter out, LadderRun.Result r) {
+        String title = Steps.all().get(r.step() - 1).title();
+        if (Double.isNaN(r.maxAbsDiff())) {
+            out.printf("%-4d %-66s %14s %10s %12s%n", r.step(), title, "-", "tornado only", "-");
+        } else {
+            out.printf("%-4d %-66s %14.2e %10.3f %,12.0f%n", r.step(), title, r.maxAbsDiff(), r.ms(), r.bytesRead());
         }
-        ex.release(b.graph());
-        return new float[][] {out, {(float) ms}};
+        out.flush();
+    }
+
+    /** One measured run on every backend, then measured.csv and the regions that quote it ({@link LadderDocs}). */
+    private Integer writeDocs(PrintWriter out, LadderSetup s) {
+        if (step != null) throw new MlaException("--docs measures every step; leave out --step");
+        if (!Files.isRegularFile(LadderDocs.FILES.get(0))) {
+            throw new MlaException("--docs writes the repository's docs: run it from the repository root (no " + LadderDocs.FILES.get(0) + " here)");
+        }
+        List<LadderRun.Result> results = new ArrayList<>();
+        String tornadoDevice = "no TornadoVM";
+        for (String b : LadderDocs.BACKENDS) {
+            GraphExecutor plain, kernelContext = null;
+            try {
+                plain = Backends.create(b, new Backends.Options(0, null, false));
+                if (b.equals("tornado")) {
+                    kernelContext = Backends.create(b, new Backends.Options(0, null, true));
+                    tornadoDevice = plain.device();
+                }
+            } catch (MlaException e) {
+                out.printf("%s: not measured (%s)%n", b, e.getMessage());
+                continue;
+            }
+            out.printf("%s: %s%n", b, plain.device());
+            results.addAll(LadderRun.run(b, plain, kernelContext, s, null, budgetMs, r -> print(out, r)));
+            plain.close();
+            if (kernelContext != null) kernelContext.close();
+        }
+        String machine = String.format(Locale.ROOT, "%s, %s, %d cores, Java %s, %s; ./mla ladder --docs: H=%d, T=%d, %.0f ms per step, "
+                        + "the mean of the timed runs after warm-up", LocalDate.now(ZoneOffset.UTC), cpu(), Runtime.getRuntime().availableProcessors(),
+                Runtime.version().feature(), tornadoDevice, heads, context, budgetMs);
+        for (Path p : LadderDocs.write(Path.of(""), new LadderDocs.Measured(machine, results))) out.printf("wrote %s%n", p);
+        return 0;
+    }
+
+    /** The processor's model name from /proc/cpuinfo, or the JVM's arch. */
+    private static String cpu() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (l.startsWith("model name")) return l.substring(l.indexOf(':') + 1).strip();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: fall through
+        }
+        return System.getProperty("os.arch");
     }
 }
