@@ -1,39 +1,103 @@
 package org.tornadomla.fast;
 
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
 import java.util.stream.IntStream;
+
+import static org.tornadomla.fast.Vec.F;
+import static org.tornadomla.fast.Vec.L;
 
 /**
  * java-fast's {@link org.tornadomla.kernels.Absorb}: W^UK into the query, W^UV after the weighted sum. At batch 1
- * each reads 8.4 M numbers of kv_b_proj for DeepSeek-V3 (33.5 MB in f32): bandwidth-bound, so one task per head
- * reads its rows once and applies each to every token row.
+ * each reads 8.4 M numbers of kv_b_proj for DeepSeek-V3 (33.5 MB in f32) for two FLOPs a number: bound by
+ * memory bandwidth, so the point is to stream the weights at the machine's read rate and touch little else.
  *
- * <p>Versions: 1. one task per head, axpy rows of W^UK into q_lat and dot products with rows of W^UV.
+ * <p>Versions (B1 H128, f32 weights; GB/s of weights read, one thread of a 2-core Zen 5 whose read rate is
+ * 39.5 GB/s per thread by benchmarks/roofline):
+ * <ol>
+ *   <li>one task per head; absorb: an axpy per row of W^UK into q_lat (q_lat loaded and stored for every
+ *   row); unabsorb: a dot product per row of W^UV: about 20 GB/s.</li>
+ *   <li>absorb: q_lat in 8 vector registers per block of 8·L latent dims, every row of W^UK streamed into them;
+ *   unabsorb: 4 rows of W^UV against one load of o_lat (4 accumulators).</li>
+ * </ol>
  */
 public final class FastAbsorb {
     private FastAbsorb() {
     }
 
+    /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
         IntStream.range(0, heads).parallel().forEach(h -> {
-            for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
-            for (int d = 0; d < dn; d++) {
-                int wRow = (h * (dn + dv) + d) * dc;
-                for (int r = 0; r < rows; r++) {
-                    int rh = r * heads + h;
-                    Vec.axpy(q[rh * (dn + dr) + d], wkvB, wRow, qLat, rh * dc, dc);
+            int w0 = h * (dn + dv) * dc;                       // W^UK_h's first row
+            for (int r = 0; r < rows; r++) {
+                int rh = r * heads + h, qo = rh * (dn + dr), out = rh * dc;
+                int c = 0;
+                for (; c + 8 * L <= dc; c += 8 * L) {
+                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+                    for (int d = 0; d < dn; d++) {
+                        FloatVector b = FloatVector.broadcast(F, q[qo + d]);
+                        int wr = w0 + d * dc + c;
+                        a0 = FloatVector.fromArray(F, wkvB, wr).fma(b, a0);
+                        a1 = FloatVector.fromArray(F, wkvB, wr + L).fma(b, a1);
+                        a2 = FloatVector.fromArray(F, wkvB, wr + 2 * L).fma(b, a2);
+                        a3 = FloatVector.fromArray(F, wkvB, wr + 3 * L).fma(b, a3);
+                        a4 = FloatVector.fromArray(F, wkvB, wr + 4 * L).fma(b, a4);
+                        a5 = FloatVector.fromArray(F, wkvB, wr + 5 * L).fma(b, a5);
+                        a6 = FloatVector.fromArray(F, wkvB, wr + 6 * L).fma(b, a6);
+                        a7 = FloatVector.fromArray(F, wkvB, wr + 7 * L).fma(b, a7);
+                    }
+                    a0.intoArray(qLat, out + c);
+                    a1.intoArray(qLat, out + c + L);
+                    a2.intoArray(qLat, out + c + 2 * L);
+                    a3.intoArray(qLat, out + c + 3 * L);
+                    a4.intoArray(qLat, out + c + 4 * L);
+                    a5.intoArray(qLat, out + c + 5 * L);
+                    a6.intoArray(qLat, out + c + 6 * L);
+                    a7.intoArray(qLat, out + c + 7 * L);
+                }
+                if (c < dc) {
+                    // the last latent dims (fewer than 8 vectors): an axpy per row
+                    java.util.Arrays.fill(qLat, out + c, out + dc, 0f);
+                    for (int d = 0; d < dn; d++) Vec.axpy(q[qo + d], wkvB, w0 + d * dc + c, qLat, out + c, dc - c);
                 }
             }
         });
     }
 
+    /** o[r, h, v] = Σ_c W^UV_h[v, c]·o_lat[r, h, c] ({@link org.tornadomla.kernels.Absorb#unabsorbValue}). */
     public static void unabsorbValue(float[] oLat, float[] wkvB, float[] o, int rows, int heads, int dn, int dv, int dc) {
         IntStream.range(0, heads).parallel().forEach(h -> {
-            for (int v = 0; v < dv; v++) {
-                int wRow = (h * (dn + dv) + dn + v) * dc;
-                for (int r = 0; r < rows; r++) {
-                    int rh = r * heads + h;
-                    o[rh * dv + v] = Vec.dot(wkvB, wRow, oLat, rh * dc, dc);
+            int w0 = (h * (dn + dv) + dn) * dc;                // W^UV_h's first row
+            for (int r = 0; r < rows; r++) {
+                int rh = r * heads + h, x = rh * dc;
+                int v = 0;
+                for (; v + 4 <= dv; v += 4) {
+                    int wr = w0 + v * dc;
+                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                    int c = 0;
+                    for (; c + L <= dc; c += L) {
+                        FloatVector xv = FloatVector.fromArray(F, oLat, x + c);
+                        a0 = FloatVector.fromArray(F, wkvB, wr + c).fma(xv, a0);
+                        a1 = FloatVector.fromArray(F, wkvB, wr + dc + c).fma(xv, a1);
+                        a2 = FloatVector.fromArray(F, wkvB, wr + 2 * dc + c).fma(xv, a2);
+                        a3 = FloatVector.fromArray(F, wkvB, wr + 3 * dc + c).fma(xv, a3);
+                    }
+                    float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
+                    float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+                    for (; c < dc; c++) {
+                        float xs = oLat[x + c];
+                        s0 += wkvB[wr + c] * xs;
+                        s1 += wkvB[wr + dc + c] * xs;
+                        s2 += wkvB[wr + 2 * dc + c] * xs;
+                        s3 += wkvB[wr + 3 * dc + c] * xs;
+                    }
+                    o[rh * dv + v] = s0;
+                    o[rh * dv + v + 1] = s1;
+                    o[rh * dv + v + 2] = s2;
+                    o[rh * dv + v + 3] = s3;
                 }
+                for (; v < dv; v++) o[rh * dv + v] = Vec.dot(wkvB, w0 + v * dc, oLat, x, dc);
             }
         });
     }
