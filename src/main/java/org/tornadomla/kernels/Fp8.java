@@ -15,6 +15,26 @@ public final class Fp8 {
     /** The largest finite e4m3 magnitude. */
     public static final float MAX = 448f;
 
+    /**
+     * Side of the square blocks of DeepSeek's FP8 weights: W[i, j] = e4m3(Wq[i, j])·scale_inv[i / 128, j / 128]
+     * (one f32 multiplier per block of 128 rows × 128 columns; the last block of a row or column may be partial).
+     */
+    public static final int WEIGHT_BLOCK = 128;
+
+    /** Blocks along a dimension of n numbers: ceil(n / 128) (kernel-safe). */
+    public static int weightBlocks(int n) {
+        return (n + WEIGHT_BLOCK - 1) / WEIGHT_BLOCK;
+    }
+
+    /**
+     * Element [row, col] of a block-scaled FP8 weight with {@code cols} columns: codes [rows, cols] and
+     * scales [ceil(rows/128), ceil(cols/128)] (kernel-safe). The product is rounded once to f32, exactly as
+     * dequantising the whole matrix first would round it.
+     */
+    public static float weight(byte[] codes, float[] scales, float[] pow2, int row, int col, int cols) {
+        return decode(codes[row * cols + col], pow2) * scales[(row / WEIGHT_BLOCK) * weightBlocks(cols) + col / WEIGHT_BLOCK];
+    }
+
     /** Decodes an e4m3 byte (kernel-safe). */
     public static float decode(byte v, float[] pow2) {
         int mag = v & 0x7F;
