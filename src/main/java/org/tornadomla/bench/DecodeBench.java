@@ -11,6 +11,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.Weight;
 
 import java.util.SplittableRandom;
 
@@ -72,7 +73,8 @@ public final class DecodeBench {
         int[] seqStart = graph.input("seqStart", new int[shape.batch()]);
         java.util.Arrays.fill(seqStart, shape.context() - 1);
         graph.state("cache", cache);
-        float[] wkvB = graph.weight("kv_b_proj", MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc)));
+        long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
+        Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
         out = graph.output("o", new float[shape.batch() * h * c.vHeadDim()]);
         MlaLayer.addAttention(graph, c, wkvB, cache, q, out, seqStart, 1, AttentionOptions.of(shape.path()));
     }
