@@ -24,7 +24,8 @@ import java.util.stream.IntStream;
  * FP8 weight is that value times its block's scale, the same f32 product the reference kernels and a
  * dequantised copy compute; the products are then summed in the order of the f32 java-fast kernels (one
  * vector accumulator, fused multiply-adds along the row, the tail after the lane sum), so these kernels
- * give what the f32 ones give on the dequantised weights. At batch 1 the projections stream every weight
+ * give what the f32 ones give on the dequantised weights, up to the order of the sum across lanes, which
+ * the Vector API leaves open (its intrinsic and its Java fallback differ in the last bit). At batch 1 the projections stream every weight
  * once: 1 byte (fp8) or 2 (bf16) per multiply-add instead of 4.
  */
 public final class WeightKernels {

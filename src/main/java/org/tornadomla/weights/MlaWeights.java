@@ -230,13 +230,17 @@ public final class MlaWeights {
                 float[] scales = readScales(src, name, info, t.shape);
                 w = Weight.ofFp8(name, t.shape[0], t.shape[1], src.readBytes(name, DType.F8_E4M3), scales);
             } else {
+                if (!info.dtype().isFloat()) {
+                    throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + info.dtype()
+                            + " is not read (expected F8_E4M3 with block scales, or F32, BF16, F16, F64)");
+                }
                 if (src.info(name + "_scale_inv") != null) {
                     throw new MlaException("tensor " + MlaException.quote(name + "_scale_inv") + ": block scales belong to F8_E4M3 weights, but "
                             + MlaException.quote(name) + " is " + info.dtype() + " (a partly converted checkpoint?)");
                 }
                 w = Weight.ofF32(name, t.shape, src.readFloats(name, t.shape));
             }
-            out.add(w.to(target));
+            out.add(t.isProjection() ? w.to(target) : w);
         }
         return new MlaWeights(c, out);
     }

@@ -17,9 +17,10 @@ import java.util.Objects;
  * block, [ceil(rows/128), ceil(cols/128)]; W[i, j] = e4m3(code[i, j])·scale[i/128, j/128] rounded once to f32).
  *
  * <p>Nothing here hands out the storage: readers get a dequantised copy ({@link #toFloats()}) or a converted
- * weight ({@link #to}); factories copy what they are given. The storage reaches kernels only as buffers of a
- * {@link KernelGraph}, through the methods that add a task using the weight ({@link #project},
- * {@link #absorbQuery}, {@link #unabsorbValue}, {@link #asF32}); each picks the kernel for its form. Every
+ * weight ({@link #to}); factories copy what they are given. The storage reaches kernels only as WEIGHT buffers
+ * of a {@link KernelGraph} (whose buffers belong to the executor that runs it, never to be written), through
+ * the methods that add a task using the weight ({@link #project}, {@link #absorbQuery}, {@link #unabsorbValue},
+ * {@link #asF32}); each picks the kernel for the weight's form, so the layer's dataflow does not change with it. Every
  * weight is checked when made: the right number of values, all finite (no NaN or infinite f32 or bf16
  * values, no e4m3 NaN code 0x7F/0xFF), scales finite, not negative and small enough that 448·scale is finite.
  */
