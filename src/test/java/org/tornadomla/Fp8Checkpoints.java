@@ -97,7 +97,7 @@ public final class Fp8Checkpoints {
             int rows = (int) sh[0], cols = (int) sh[1];
             byte[] q = new byte[rows * cols];
             int k = 0;
-            for (int code = 0; code < 256; code++) {
+            for (int code = 0; code < 256 && k < q.length; code++) {
                 if ((code & 0x7F) != 0x7F) q[k++] = (byte) code;            // the 254 finite codes
             }
             for (; k < q.length; k++) {

@@ -222,24 +222,10 @@ public final class MlaWeights {
         Memory.require(held + 8 * largest, "layer " + layer + "'s weights as " + target);
         List<Weight> out = new ArrayList<>();
         for (Tensor t : tensors(c)) {
-            String name = p + t.hfName;
-            TensorInfo info = src.info(name);
-            Weight w;
-            if (info.dtype() == DType.F8_E4M3) {
-                if (!t.isProjection()) throw new MlaException("tensor " + MlaException.quote(name) + ": expected a float dtype for a norm weight, found F8_E4M3");
-                float[] scales = readScales(src, name, info, t.shape);
-                w = Weight.ofFp8(name, t.shape[0], t.shape[1], src.readBytes(name, DType.F8_E4M3), scales);
-            } else {
-                if (!info.dtype().isFloat()) {
-                    throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + info.dtype()
-                            + " is not read (expected F8_E4M3 with block scales, or F32, BF16, F16, F64)");
-                }
-                if (src.info(name + "_scale_inv") != null) {
-                    throw new MlaException("tensor " + MlaException.quote(name + "_scale_inv") + ": block scales belong to F8_E4M3 weights, but "
-                            + MlaException.quote(name) + " is " + info.dtype() + " (a partly converted checkpoint?)");
-                }
-                w = Weight.ofF32(name, t.shape, src.readFloats(name, t.shape));
+            if (!t.isProjection() && src.info(p + t.hfName).dtype() == DType.F8_E4M3) {
+                throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
             }
+            Weight w = Weight.read(src, p + t.hfName, t.shape);
             out.add(t.isProjection() ? w.to(target) : w);
         }
         return new MlaWeights(c, out);
@@ -258,20 +244,6 @@ public final class MlaWeights {
         }
         info.requireShape(t.shape);
         return info;
-    }
-
-    /** The block scales of F8_E4M3 weight {@code name}: F32 [ceil(out/128), ceil(in/128)], named in every refusal with both shapes. */
-    private static float[] readScales(TensorSource src, String name, TensorInfo weight, long[] shape) {
-        String sn = name + "_scale_inv";
-        long[] expected = Weight.scaleShape(shape[0], shape[1]);
-        TensorInfo s = src.info(sn);
-        String of = " (128x128 block scales of F8_E4M3 weight " + MlaException.quote(name) + " " + weight.shapeString() + ")";
-        if (s == null) throw new MlaException("missing tensor " + MlaException.quote(sn) + ": expected F32 " + MlaException.shape(expected) + of);
-        if (!java.util.Arrays.equals(s.shape(), expected)) {
-            throw new MlaException("tensor " + MlaException.quote(sn) + ": expected shape " + MlaException.shape(expected) + of + ", found " + s.shapeString());
-        }
-        if (s.dtype() != DType.F32) throw new MlaException("tensor " + MlaException.quote(sn) + ": expected dtype F32" + of + ", found " + s.dtype());
-        return src.readFloats(sn);
     }
 
     public static MlaWeights load(Path path, MlaConfig c, int layer) {

@@ -111,6 +111,46 @@ public final class Weight {
         return new Weight(name, s, WeightDtype.FP8, null, null, codes, scales);
     }
 
+    /**
+     * Reads tensor {@code name} of {@code src}, which must have {@code shape}, in its own form: an F8_E4M3
+     * matrix with its block scales {@code <name>_scale_inv} (F32 [ceil(rows/128), ceil(cols/128)]; missing,
+     * wrong-shaped or mistyped scales are refused naming both tensors and shapes) as FP8; F32, BF16, F16 and
+     * F64 as f32. Block scales beside a weight that is not F8_E4M3 are refused: it would be read without them.
+     */
+    public static Weight read(TensorSource src, String name, long... shape) {
+        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(name, "name");
+        TensorInfo info = src.info(name);
+        if (info == null) throw new MlaException("missing tensor " + MlaException.quote(name) + " (expected shape " + MlaException.shape(shape) + ")");
+        info.requireShape(shape);
+        if (info.dtype() == DType.F8_E4M3) {
+            if (shape.length != 2) throw new MlaException("tensor " + MlaException.quote(name) + ": F8_E4M3 with block scales needs a matrix, found " + info.shapeString());
+            return ofFp8(name, shape[0], shape[1], src.readBytes(name, DType.F8_E4M3), readScales(src, name, info));
+        }
+        if (!info.dtype().isFloat()) {
+            throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + info.dtype()
+                    + " is not read (expected F8_E4M3 with block scales, or F32, BF16, F16, F64)");
+        }
+        if (src.info(name + "_scale_inv") != null) {
+            throw new MlaException("tensor " + MlaException.quote(name + "_scale_inv") + ": block scales belong to F8_E4M3 weights, but "
+                    + MlaException.quote(name) + " is " + info.dtype() + " (a partly converted checkpoint?)");
+        }
+        return ofF32(name, shape, src.readFloats(name));
+    }
+
+    private static float[] readScales(TensorSource src, String name, TensorInfo weight) {
+        String sn = name + "_scale_inv";
+        long[] shape = weight.shape(), expected = scaleShape(shape[0], shape[1]);
+        TensorInfo s = src.info(sn);
+        String of = " (128x128 block scales of F8_E4M3 weight " + MlaException.quote(name) + " " + weight.shapeString() + ")";
+        if (s == null) throw new MlaException("missing tensor " + MlaException.quote(sn) + ": expected F32 " + MlaException.shape(expected) + of);
+        if (!java.util.Arrays.equals(s.shape(), expected)) {
+            throw new MlaException("tensor " + MlaException.quote(sn) + ": expected shape " + MlaException.shape(expected) + of + ", found " + s.shapeString());
+        }
+        if (s.dtype() != DType.F32) throw new MlaException("tensor " + MlaException.quote(sn) + ": expected dtype F32" + of + ", found " + s.dtype());
+        return src.readFloats(sn);
+    }
+
     /** The shape of the block scales of a [rows, cols] FP8 weight: [ceil(rows/128), ceil(cols/128)]. */
     public static long[] scaleShape(long rows, long cols) {
         return new long[] {(rows + Fp8.WEIGHT_BLOCK - 1) / Fp8.WEIGHT_BLOCK, (cols + Fp8.WEIGHT_BLOCK - 1) / Fp8.WEIGHT_BLOCK};
