@@ -9,6 +9,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.Weight;
 import org.tornadomla.weights.WeightDtype;
 
 import java.util.Arrays;
@@ -25,6 +26,9 @@ import java.util.SplittableRandom;
  * <pre>
  * java --add-modules jdk.incubator.vector -Xmx12g -cp benchmarks/target/benchmarks.jar \
  *      org.tornadomla.benchmarks.LayerTasks [context=4096] [reps=30] [weights=f32,bf16,fp8] [path=absorbed]
+ * </pre>
+ * {@code weights=fp8-uniform}: FP8 codes drawn uniformly from all finite codes (many subnormal), see {@link #uniformCodes}.
+ * <pre>
  * </pre>
  */
 public final class LayerTasks {
@@ -50,7 +54,7 @@ public final class LayerTasks {
             List<MlaLayer> layers = new java.util.ArrayList<>();
             List<KernelGraph> graphs = new java.util.ArrayList<>();
             for (String w : forms) {
-                MlaLayer layer = new MlaLayer(f32.to(WeightDtype.parse(w)), fast);
+                MlaLayer layer = new MlaLayer(w.equals("fp8-uniform") ? uniformCodes(f32) : f32.to(WeightDtype.parse(w)), fast);
                 LatentCache cache = layer.newCache(1, context + 1, CacheDtype.F32);
                 SplittableRandom rnd = new SplittableRandom(2);
                 cache.write(0, MlaWeights.gaussians(rnd, context * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, context * c.qkRopeHeadDim(), 1));
@@ -92,6 +96,35 @@ public final class LayerTasks {
             }
             for (MlaLayer l : layers) l.close();
         }
+    }
+
+    /**
+     * FP8 weights whose codes are uniform over the 254 finite e4m3 codes (1 in 16 subnormal, where quantised
+     * trained weights have almost none), to time the decoding of subnormal codes; block scales 1/(130·√in).
+     */
+    static MlaWeights uniformCodes(MlaWeights like) {
+        SplittableRandom rnd = new SplittableRandom(5);
+        List<Weight> out = new java.util.ArrayList<>();
+        for (Weight w : like.all()) {
+            long[] s = w.shape();
+            if (s.length == 1) {
+                out.add(w);
+                continue;
+            }
+            byte[] codes = new byte[(int) (s[0] * s[1])];
+            for (int i = 0; i < codes.length; i++) {
+                int c;
+                do {
+                    c = rnd.nextInt(256);
+                } while ((c & 0x7F) == 0x7F);
+                codes[i] = (byte) c;
+            }
+            long[] ss = Weight.scaleShape(s[0], s[1]);
+            float[] scales = new float[(int) (ss[0] * ss[1])];
+            java.util.Arrays.fill(scales, (float) (1 / (130 * Math.sqrt(s[1]))));
+            out.add(Weight.fp8(w.name(), s[0], s[1], codes, scales));
+        }
+        return new MlaWeights(like.config(), out);
     }
 
     private static double median(long[] a) {
