@@ -33,16 +33,13 @@ public final class Bf16 {
         return t;
     }
 
-    /**
-     * Decodes a bf16 bit pattern, given in the low 16 bits of {@code bits} (kernel-safe): (128 + m)·2^(e−134),
-     * or 2m·2^−134 for e = 0, times ±1 from the sign bit; without a branch, as {@link Fp8#decode}.
-     */
+    /** Decodes a bf16 bit pattern, given in the low 16 bits of {@code bits} (kernel-safe). */
     public static float decode(int bits, float[] pow2) {
         int b = bits & 0xFFFF;
         int e = (b >> 7) & 0xFF;
         int m = b & 0x7F;
-        int normal = Math.min(e, 1);
-        return ((m << (1 - normal)) + (normal << 7)) * pow2[e + 16] * (1 - 2 * ((b >> 15) & 1));
+        float mag = e == 0 ? m * pow2[17] : (128 + m) * pow2[e + 16];
+        return (b & 0x8000) != 0 ? -mag : mag;
     }
 
     /** Encodes a float to bf16, round to nearest even (kernel-safe). */

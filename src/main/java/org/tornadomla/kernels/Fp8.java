@@ -44,7 +44,9 @@ public final class Fp8 {
         int mag = v & 0x7F;
         int e = mag >> 3;
         int m = mag & 7;
-        return (m + (Math.min(e, 1) << 3)) * pow2[e] * (1 + 2 * (v >> 7));
+        // (e + 15) >> 4 is 1 for e > 0, 0 for e = 0, and stays small (TornadoVM: no Math.min, whose OpenCL
+        // min(char, int) PoCL finds ambiguous; sums of a byte's bits below 128)
+        return (m + (((e + 15) >> 4) << 3)) * pow2[e] * (1 + 2 * (v >> 7));
     }
 
     /** Encodes to e4m3, round to nearest even, saturating at ±448 (kernel-safe). NaN encodes as 0x7F. */
