@@ -212,14 +212,16 @@ public final class MlaWeights {
             allFp8 &= !t.isProjection() || info.dtype() == DType.F8_E4M3;
         }
         WeightDtype target = dtype != null ? dtype : allFp8 ? WeightDtype.FP8 : WeightDtype.F32;
-        long held = 0, largest = 0;
+        // what is kept, plus, for the one tensor being converted, what is read and its f32 copy
+        long held = 0, converting = 0;
         for (Tensor t : tensors(c)) {
             long n = t.shape[0] * (t.isProjection() ? t.shape[1] : 1);
             held += n * (t.isProjection() ? target.bytesPerNumber : 4);
-            largest = Math.max(largest, n);
+            boolean fp8 = src.info(p + t.hfName).dtype() == DType.F8_E4M3;
+            boolean asStored = !t.isProjection() || (fp8 ? target == WeightDtype.FP8 : target == WeightDtype.F32);
+            if (!asStored) converting = Math.max(converting, n * ((fp8 ? 1 : 4) + 4));
         }
-        // what is kept, plus the f32 copies of the one tensor being read and converted
-        Memory.require(held + 8 * largest, "layer " + layer + "'s weights as " + target);
+        Memory.require(held + converting, "layer " + layer + "'s weights as " + target);
         List<Weight> out = new ArrayList<>();
         for (Tensor t : tensors(c)) {
             if (!t.isProjection() && src.info(p + t.hfName).dtype() == DType.F8_E4M3) {
