@@ -40,6 +40,9 @@ import java.util.Objects;
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
  * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
+ *
+ * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
+ * {@link Weight} adds its own tasks with the kernels of its form, so the dataflow below is the same for all.
  */
 public final class MlaLayer implements AutoCloseable {
     /** Graphs kept per layer (least recently used beyond this are released). */
