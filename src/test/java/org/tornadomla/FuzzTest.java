@@ -164,7 +164,24 @@ class FuzzTest {
         assertTrue(s < 60, "bounded: " + s + " s");
     }
 
-    /** The file's tensors decoded here from its bytes by the original header's layout (F32 or BF16 little-endian). */
+    /**
+     * A tensor decoded here from the file's bytes by the original header's layout: F32 or BF16 little-endian,
+     * or F8_E4M3 codes times the F32 block scales of {@code <name>_scale_inv} (the test's own e4m3 decoder).
+     */
+    static float[] decode(byte[] file, long dataStart, SafeTensorsFile layout, String name, int n) {
+        var info = layout.info(name);
+        if (info.dtype() != DType.F8_E4M3) return decode(file, dataStart, info.begin(), n, info.dtype());
+        long[] shape = info.shape();
+        int cols = (int) shape[1], bc = (cols + 127) / 128;
+        var si = layout.info(name + "_scale_inv");
+        float[] scales = decode(file, dataStart, si.begin(), (int) si.numel(), DType.F32);
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = Fp8Checkpoints.e4m3(file[(int) (dataStart + info.begin() + i)] & 0xFF) * scales[(i / cols / 128) * bc + (i % cols) / 128];
+        }
+        return out;
+    }
+
     static float[] decode(byte[] file, long dataStart, long begin, int n, DType dtype) {
         ByteBuffer b = ByteBuffer.wrap(file).order(ByteOrder.LITTLE_ENDIAN);
         float[] out = new float[n];
@@ -178,15 +195,21 @@ class FuzzTest {
     private void weights(SplittableRandom r) throws IOException {
         MlaWeights original = MlaWeights.random(cfg, 1);
         float[] x = TestData.gaussian(2, T * cfg.hiddenSize());
-        for (DType dtype : new DType[] {DType.F32, DType.BF16}) {
+        MlaWeights fp8 = Fp8Checkpoints.random(cfg, 1).weights();
+        for (DType dtype : new DType[] {DType.F32, DType.BF16, DType.F8_E4M3}) {
             Path base = dir.resolve("w-" + dtype + ".safetensors");
-            original.addTo(new SafeTensorsWriter().metadata("producer", "fuzz base, a value readers may ignore"), 0, dtype).write(base);
+            SafeTensorsWriter writer = new SafeTensorsWriter().metadata("producer", "fuzz base, a value readers may ignore");
+            if (dtype == DType.F8_E4M3) {
+                fp8.addInOwnForm(writer, 0, DType.BF16).write(base);                 // DeepSeek-V3's layout: codes, scales, BF16 norms
+            } else {
+                original.addTo(writer, 0, dtype).write(base);
+            }
             byte[] good = Files.readAllBytes(base);
             long n = headerLength(good);
             String header = new String(good, 8, (int) n, StandardCharsets.UTF_8);
             byte[] data = Arrays.copyOfRange(good, (int) (8 + n), good.length);
             MlaWeights expectedBase = MlaWeights.load(base, cfg, 0);
-            for (int k = 0; k < WEIGHT_CASES / 2; k++) {
+            for (int k = 0; k < WEIGHT_CASES / 3; k++) {
                 byte[] m;
                 String kind;
                 switch (r.nextInt(6)) {
@@ -224,21 +247,20 @@ class FuzzTest {
                 accepted++;
                 boolean sameHeader = Arrays.equals(m, 0, (int) (8 + n), good, 0, (int) (8 + n)) && m.length == good.length;
                 for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
-                    float[] got = t.data(w);
+                    float[] got = w.weight(t.hfName()).toFloats();
                     float[] want;
                     if (sameHeader) {
                         try (SafeTensorsFile st = SafeTensorsFile.open(base)) {
-                            var info = st.info(MlaWeights.prefix(0) + t.hfName());
-                            want = decode(m, 8 + n, info.begin(), got.length, dtype);
+                            want = decode(m, 8 + n, st, MlaWeights.prefix(0) + t.hfName(), got.length);
                         }
                     } else {
-                        want = t.data(expectedBase);            // only ignorable bytes changed: the values must not
+                        want = expectedBase.weight(t.hfName()).toFloats();            // only ignorable bytes changed: the values must not
                     }
                     check(what, Arrays.equals(want, got), t.hfName() + " differs from the file's values");
                 }
                 double maxW = 0;
                 for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
-                    for (float v : t.data(w)) {
+                    for (float v : w.weight(t.hfName()).toFloats()) {
                         check(what, Float.isFinite(v), t.hfName() + " holds " + v + ": weights with NaN or infinity must be refused");
                         maxW = Math.max(maxW, Math.abs(v));
                     }

@@ -19,7 +19,11 @@ public final class ReferenceMla {
 
     /** @param bf16Cache round c_kv and k_pe to bf16 before attention, as a bf16 cache does */
     public static Result prefill(MlaWeights w, float[] x, int T, boolean bf16Cache) {
-        MlaConfig c = w.config;
+        MlaConfig c = w.config();
+        // the weights as f32, whatever their form (bf16 and fp8 dequantise exactly)
+        float[] wqA = c.hasQLora() ? w.qA().toFloats() : null, qANorm = c.hasQLora() ? w.qANorm().toFloats() : null;
+        float[] wqB = c.hasQLora() ? w.qB().toFloats() : null, wq = c.hasQLora() ? null : w.q().toFloats();
+        float[] wkvA = w.kvA().toFloats(), kvANorm = w.kvANorm().toFloats(), wkvB = w.kvB().toFloats(), wo = w.o().toFloats();
         int D = c.hiddenSize(), H = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         int qk = dn + dr;
         double[] freq = frequencies(c);
@@ -38,14 +42,14 @@ public final class ReferenceMla {
             for (int i = 0; i < D; i++) xt[i] = x[t * D + i];
             double[] qt;
             if (c.hasQLora()) {
-                double[] cq = rmsNorm(mv(w.wqA, xt, c.qLoraRank()), w.qANorm, c.rmsNormEps());
-                qt = mv(w.wqB, cq, H * qk);
+                double[] cq = rmsNorm(mv(wqA, xt, c.qLoraRank()), qANorm, c.rmsNormEps());
+                qt = mv(wqB, cq, H * qk);
             } else {
-                qt = mv(w.wq, xt, H * qk);
+                qt = mv(wq, xt, H * qk);
             }
             for (int h = 0; h < H; h++) rope(qt, h * qk + dn, dr, t, freq, mscaleCs);
-            double[] a = mv(w.wkvA, xt, dc + dr);
-            double[] lat = rmsNorm(java.util.Arrays.copyOf(a, dc), w.kvANorm, c.rmsNormEps());
+            double[] a = mv(wkvA, xt, dc + dr);
+            double[] lat = rmsNorm(java.util.Arrays.copyOf(a, dc), kvANorm, c.rmsNormEps());
             rope(a, dc, dr, t, freq, mscaleCs);
             System.arraycopy(qt, 0, q, t * H * qk, H * qk);
             System.arraycopy(lat, 0, ckv, t * dc, dc);
@@ -60,7 +64,7 @@ public final class ReferenceMla {
         for (int t = 0; t < T; t++) {
             for (int o = 0; o < H * (dn + dv); o++) {
                 double s = 0;
-                for (int i = 0; i < dc; i++) s += w.wkvB[o * dc + i] * ckv[t * dc + i];
+                for (int i = 0; i < dc; i++) s += wkvB[o * dc + i] * ckv[t * dc + i];
                 kv[t * H * (dn + dv) + o] = s;
             }
         }
@@ -85,7 +89,7 @@ public final class ReferenceMla {
                     o[h * dv + v] = s;
                 }
             }
-            double[] yt = mv(w.wo, o, D);
+            double[] yt = mv(wo, o, D);
             System.arraycopy(yt, 0, y, t * D, D);
         }
         return new Result(y, ckv, kpe);

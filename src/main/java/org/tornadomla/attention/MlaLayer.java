@@ -9,16 +9,16 @@ import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
-import org.tornadomla.kernels.Absorb;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Norms;
 import org.tornadomla.kernels.OnlineSoftmax;
-import org.tornadomla.kernels.Projections;
 import org.tornadomla.kernels.Rope;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.Weight;
+import org.tornadomla.weights.WeightDtype;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,6 +40,9 @@ import java.util.Objects;
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
  * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
+ *
+ * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
+ * {@link Weight} adds its own tasks with the kernels of its form, so the dataflow below is the same for all.
  */
 public final class MlaLayer implements AutoCloseable {
     /** Graphs kept per layer (least recently used beyond this are released). */
@@ -59,7 +62,7 @@ public final class MlaLayer implements AutoCloseable {
 
     public MlaLayer(MlaWeights weights, GraphExecutor executor) {
         this.w = Objects.requireNonNull(weights, "weights");
-        this.c = weights.config;
+        this.c = weights.config();
         this.executor = Objects.requireNonNull(executor, "executor");
         this.invFreq = RopeFrequencies.inverseFrequencies(c);
         this.cosSinScale = RopeFrequencies.cosSinScale(c);
@@ -169,7 +172,7 @@ public final class MlaLayer implements AutoCloseable {
      * otherwise; task names follow DeepSeek's modules.
      */
     private Step buildGraph(LatentCache cache, int tokens, AttentionOptions opt) {
-        requireStepMemory(c, cache, tokens, opt, true);
+        requireStepMemory(c, cache, tokens, opt, true, w.kvB());
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         final int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), qk = dn + dr;
@@ -186,26 +189,25 @@ public final class MlaLayer implements AutoCloseable {
         float[] kv32 = cache.floats();
         short[] kv16 = cache.halves();
         byte[] kv8 = cache.bytes();
-        float[] wkvB = g.weight("kv_b_proj", w.wkvB);
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
         float[] q = g.scratch("q", new float[rows * h * qk]);
         if (c.hasQLora()) {
             float[] cqRaw = g.scratch("q_a", new float[rows * rq]);
             float[] cq = g.scratch("c_q", new float[rows * rq]);
-            project(g, "q_a_proj", x, g.weight("q_a_proj", w.wqA), cqRaw, rows, d, rq);
-            g.task("q_a_layernorm", Norms::rmsNorm, cqRaw, rq, g.weight("q_a_layernorm", w.qANorm), cq, rows, rq, eps);
-            project(g, "q_b_proj", cq, g.weight("q_b_proj", w.wqB), q, rows, rq, h * qk);
+            w.qA().project(g, "q_a_proj", x, cqRaw, rows);
+            g.task("q_a_layernorm", Norms::rmsNorm, cqRaw, rq, w.qANorm().asF32(g, "q_a_layernorm_weight"), cq, rows, rq, eps);
+            w.qB().project(g, "q_b_proj", cq, q, rows);
         } else {
-            project(g, "q_proj", x, g.weight("q_proj", w.wq), q, rows, d, h * qk);
+            w.q().project(g, "q_proj", x, q, rows);
         }
         g.task("rope_q", Rope::rotatePairs, q, h * qk, h, qk, dn, dr, seqStart, tokens, rows, freq, cosSinScale);
 
         // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
         float[] kvA = g.scratch("kv_a", new float[rows * (dc + dr)]);
         float[] ckv = g.scratch("c_kv", new float[rows * dc]);
-        project(g, "kv_a_proj_with_mqa", x, g.weight("kv_a_proj_with_mqa", w.wkvA), kvA, rows, d, dc + dr);
-        g.task("kv_a_layernorm", Norms::rmsNorm, kvA, dc + dr, g.weight("kv_a_layernorm", w.kvANorm), ckv, rows, dc, eps);
+        w.kvA().project(g, "kv_a_proj_with_mqa", x, kvA, rows);
+        g.task("kv_a_layernorm", Norms::rmsNorm, kvA, dc + dr, w.kvANorm().asF32(g, "kv_a_layernorm_weight"), ckv, rows, dc, eps);
         g.task("rope_k", Rope::rotatePairs, kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
 
         // 3. cache: c_kv and k_pe only
@@ -213,10 +215,10 @@ public final class MlaLayer implements AutoCloseable {
 
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
-        addAttention(g, c, wkvB, cache, q, o, seqStart, tokens, opt);
+        addAttention(g, c, w.kvB(), cache, q, o, seqStart, tokens, opt);
 
         // 5. output projection
-        project(g, "o_proj", o, g.weight("o_proj", w.wo), y, rows, h * dv, d);
+        w.o().project(g, "o_proj", o, y, rows);
         return new Step(g, x, seqStart, y);
     }
 
@@ -226,9 +228,10 @@ public final class MlaLayer implements AutoCloseable {
      * graph of this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
      * executor here; resolve it for the executor that will run the graph first ({@link AttentionOptions#resolved}).
      */
-    public static void addAttention(KernelGraph g, MlaConfig c, float[] wkvB, LatentCache cache, float[] q, float[] o,
+    public static void addAttention(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
                                     int[] seqStart, int tokens, AttentionOptions opt) {
-        requireStepMemory(c, cache, tokens, opt, false);
+        Objects.requireNonNull(wkvB, "wkvB");
+        requireStepMemory(c, cache, tokens, opt, false, wkvB);
         final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
@@ -240,7 +243,10 @@ public final class MlaLayer implements AutoCloseable {
             case NAIVE -> {
                 float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("decompress", NaiveAttention::decompress, kv32, kv16, kv8, dt, wkvB, kvFull, seqStart,
+                // the naive path multiplies every cached latent by kv_b_proj: bf16 and fp8 weights are decoded to
+                // an f32 copy first (a reference path; the absorbed paths decode inside their products)
+                float[] wkvBF32 = wkvB.asF32(g, "kv_b_dequant");
+                g.task("decompress", NaiveAttention::decompress, kv32, kv16, kv8, dt, wkvBF32, kvFull, seqStart,
                         batch, tokens, cap, h, dn, dv, dc, dr);
                 g.task("scores", NaiveAttention::naiveScores, q, kvFull, kv32, kv16, kv8, dt, scores,
                         seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
@@ -251,13 +257,13 @@ public final class MlaLayer implements AutoCloseable {
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
-                g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
                 g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
                         batch, tokens, cap, h, dn, dr, dc, scale);
                 g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, h);
                 g.task("values", AbsorbedAttention::absorbedValues, scores, kv32, kv16, kv8, dt, oLat,
                         seqStart, batch, tokens, cap, h, dc, dr);
-                g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
+                wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
             case TILED -> {
                 int splits = opt.splitsFor(rows, h, cap, 1);
@@ -267,29 +273,21 @@ public final class MlaLayer implements AutoCloseable {
                 float[] sTile = g.scratch("s_tile", new float[checkedSize("tile scores", (long) parts * opt.tileSize())]);
                 float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
                 float[] ml = g.scratch("ml_split", new float[checkedSize("split maxima and sums", 2L * parts)]);   // (m, l) per split
-                g.task("absorb_q", Absorb::absorbQuery, q, wkvB, qLat, rows, h, dn, dr, dv, dc);
+                wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
                 g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, ml,
                         seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), splits);
                 g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, rows, h, splits, dc);
-                g.task("unabsorb_v", Absorb::unabsorbValue, oLat, wkvB, o, rows, h, dn, dv, dc);
+                wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
         }
 
-    }
-
-    private static void project(KernelGraph g, String name, float[] x, float[] weight, float[] y, int rows, int in, int out) {
-        if (rows == 1) {
-            g.task(name, Projections::matVec, x, weight, y, in, out);
-        } else {
-            g.task(name, Projections::matMul, x, weight, y, rows, in, out);
-        }
     }
 
     /**
      * Throws, before anything is allocated, when a buffer of the step would not fit one Java array or all of
      * them not the heap: the whole layer step ({@code projections}) or the attention core alone.
      */
-    private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokens, AttentionOptions opt, boolean projections) {
+    private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokens, AttentionOptions opt, boolean projections, Weight wkvB) {
         long rows = (long) cache.batch() * tokens, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
         long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         long total = 0;
@@ -298,7 +296,8 @@ public final class MlaLayer implements AutoCloseable {
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
         }
         switch (opt.path()) {
-            case NAIVE -> total += size("decompressed K/V", mul(cache.batch(), cap, h, dn + dv)) + size("scores", mul(rows, h, cap));
+            case NAIVE -> total += size("decompressed K/V", mul(cache.batch(), cap, h, dn + dv)) + size("scores", mul(rows, h, cap))
+                    + (wkvB.dtype() == WeightDtype.F32 ? 0 : wkvB.numbers());
             case ABSORBED -> total += size("q_lat and o_lat", mul(2, rows, h, dc)) + size("scores", mul(rows, h, cap));
             case TILED -> {
                 long parts = mul(rows, h, opt.numSplits());

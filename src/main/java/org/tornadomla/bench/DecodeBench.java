@@ -11,6 +11,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.Weight;
 
 import java.util.SplittableRandom;
 
@@ -49,7 +50,7 @@ public final class DecodeBench {
     private final MlaConfig config;
     private final LatentCache cache;
     private final float[] q;
-    private final float[] wkvB;
+    private final Weight wkvB;
     private final java.util.Map<GraphExecutor, Built> graphs = new java.util.IdentityHashMap<>();
     private final int[] seqStart;
 
@@ -119,7 +120,8 @@ public final class DecodeBench {
         this.q = MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1);
         this.seqStart = new int[shape.batch()];
         java.util.Arrays.fill(seqStart, shape.context() - 1);
-        this.wkvB = MlaWeights.gaussians(rnd, h * (c.qkNopeHeadDim() + c.vHeadDim()) * dc, 1 / Math.sqrt(dc));
+        long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
+        this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
     }
 
     /**
@@ -133,7 +135,6 @@ public final class DecodeBench {
             g.input("q", q);
             g.input("seqStart", seqStart);
             g.state("cache", cache);
-            g.weight("kv_b_proj", wkvB);
             float[] o = g.output("o", new float[shape.batch() * config.numHeads() * config.vHeadDim()]);
             AttentionOptions opt = AttentionOptions.of(shape.path()).resolved(shape.batch(), config.numHeads(), capacity, ex);
             MlaLayer.addAttention(g, config, wkvB, cache, q, o, seqStart, 1, opt);

@@ -40,10 +40,10 @@ public final class CacheFiles {
     /** The format before per-tensor checksums. */
     static final String FORMAT_1 = "tornado-mla/latent-cache/1";
 
-    /** SHA-256 of the config's canonical JSON: what must match between exporter and importer. */
+    /** SHA-256 of the config's canonical JSON without quantization_config (the weights' storage does not change a cache): what must match between exporter and importer. */
     public static String configHash(MlaConfig c) {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(c.toJson().getBytes(StandardCharsets.UTF_8));
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(c.withFp8Weights(false).toJson().getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(d);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

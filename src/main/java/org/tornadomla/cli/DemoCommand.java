@@ -11,6 +11,7 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.WeightDtype;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -50,6 +51,11 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--weights-dtype", defaultValue = "f32",
+            description = "how the projection weights are held: f32, bf16 (rounded) or fp8 (quantised to 128x128-block-scaled e4m3 "
+                    + "as DeepSeek-V3 ships them) (default: ${DEFAULT-VALUE})")
+    String weightsDtype;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -65,13 +71,14 @@ public final class DemoCommand implements Callable<Integer> {
         }
         Memory.arrayLength((long) batch * (prefill + steps) * hidden, "the demo's inputs and outputs ([batch, prefill + steps, hidden])");
         CacheDtype dtype = kernel.dtype();
+        WeightDtype wdt = WeightDtype.parse(weightsDtype);
         GraphExecutor executor = kernel.executor(out, "java-fast");
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
                 preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
                 cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");
-        out.printf("softmax scale %.6f (YaRN factor %.0f), seeded random weights (seed %d), cache %s%n",
-                cfg.softmaxScale(), cfg.ropeScaling() == null ? 1.0 : cfg.ropeScaling().factor(), seed, dtype);
-        MlaWeights weights = MlaWeights.random(cfg, seed);
+        MlaWeights weights = MlaWeights.random(cfg, seed).to(wdt);
+        out.printf("softmax scale %.6f (YaRN factor %.0f), seeded random weights (seed %d) held as %s (%.1f MB), cache %s%n",
+                cfg.softmaxScale(), cfg.ropeScaling() == null ? 1.0 : cfg.ropeScaling().factor(), seed, wdt, weights.bytes() / 1e6, dtype);
         try (MlaLayer layer = new MlaLayer(weights, executor)) {
             out.printf("backend: %s%n", layer.device());
             out.printf("batch %d, prefill %d tokens, then %d decode steps%n%n", batch, prefill, steps);

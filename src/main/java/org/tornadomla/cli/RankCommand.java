@@ -14,6 +14,7 @@ import org.tornadomla.analysis.LowRank;
 import org.tornadomla.analysis.MhaToMla;
 import org.tornadomla.bench.Charts;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.Weight;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
 import org.tornadomla.weights.TensorSource;
@@ -111,7 +112,7 @@ public final class RankCommand implements Callable<Integer> {
                 long[] shape = matrix(kvb);
                 rows = (int) shape[0];
                 cols = (int) shape[1];
-                m = finite(kvb.name(), src.readFloats(kvb.name()));
+                m = Weight.read(src, kvb.name(), shape).toFloats();     // F8_E4M3 with its block scales, or floats; checked finite
                 what = "kv_b_proj " + kvb.shapeString() + " (MLA: rank ≤ kv_lora_rank " + cols + ")";
             } else if (k != null && v != null) {
                 k.requireShape(v.shape());

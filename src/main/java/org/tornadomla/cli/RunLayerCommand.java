@@ -14,6 +14,8 @@ import org.tornadomla.weights.SafeTensorsFile;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
 import org.tornadomla.weights.TensorSource;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.WeightDtype;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -21,6 +23,9 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.concurrent.Callable;
 
 /**
@@ -52,6 +57,10 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--path", defaultValue = "absorbed", description = "naive, absorbed or tiled (default: ${DEFAULT-VALUE})")
     String path;
 
+    @Option(names = "--weights-dtype", description = "how the projection weights are held in memory: f32, bf16 or fp8 "
+            + "(default: fp8 when the layer's projections are F8_E4M3, as in DeepSeek-V3 and R1; f32 otherwise)")
+    String weightsDtype;
+
     @picocli.CommandLine.Mixin
     KernelOptions kernel;
 
@@ -65,12 +74,20 @@ public final class RunLayerCommand implements Callable<Integer> {
         CacheDtype dtype = kernel.dtype();
         List<Path> inputs = new ArrayList<>(List.of(config, input));
         MlaConfig cfg = MlaConfig.load(config);
+        WeightDtype wanted = weightsDtype == null ? null : WeightDtype.parse(weightsDtype);
         MlaWeights w;
+        Set<DType> stored = new TreeSet<>();
         try (TensorSource src = TensorSource.open(weights)) {
             inputs.addAll(src.files());
             OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
-            w = MlaWeights.load(src, cfg, layer);
+            w = MlaWeights.load(src, cfg, layer, wanted);
+            for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
+                if (t.isProjection()) stored.add(src.info(MlaWeights.prefix(layer) + t.hfName()).dtype());
+            }
         }
+        out.printf("weights: layer %d, projections %s in memory (%s in the checkpoint%s), %.1f MB%n", layer, w.dtype(),
+                stored.stream().map(DType::name).collect(Collectors.joining(", ")), lossy(stored, w.dtype()) ? "; converting rounds them" : "",
+                w.bytes() / 1e6);
         int d = cfg.hiddenSize();
 
         float[] prefill;
@@ -97,6 +114,19 @@ public final class RunLayerCommand implements Callable<Integer> {
             run(out, mla, opt, dtype, batch, tokens, prefill, decodes, inputs);
         }
         return 0;
+    }
+
+    /** Whether holding weights stored as {@code stored} in {@code dtype} rounds them. */
+    static boolean lossy(Set<DType> stored, WeightDtype dtype) {
+        for (DType d : stored) {
+            boolean exact = switch (dtype) {
+                case F32 -> true;
+                case BF16 -> d == DType.BF16;
+                case FP8 -> d == DType.F8_E4M3;
+            };
+            if (!exact) return true;
+        }
+        return false;
     }
 
     /**

@@ -16,10 +16,21 @@ import java.util.Objects;
  * d_n = qkNopeHeadDim, d_r = qkRopeHeadDim, d_v = vHeadDim.
  *
  * @param ropeScaling null when the config has no rope_scaling
+ * @param fp8Weights  config.json declares DeepSeek's block-scaled FP8 weights ({@code quantization_config} with
+ *                    quant_method fp8, fmt e4m3, weight_block_size [128, 128]; the only quantization read). It
+ *                    does not choose how weights are loaded: that is read from the tensors' dtypes.
  */
 public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraRank, int qkNopeHeadDim,
                         int qkRopeHeadDim, int vHeadDim, double ropeTheta, double rmsNormEps,
-                        int maxPositionEmbeddings, int numHiddenLayers, RopeScaling ropeScaling) {
+                        int maxPositionEmbeddings, int numHiddenLayers, RopeScaling ropeScaling, boolean fp8Weights) {
+
+    /** A config without quantization_config. */
+    public MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraRank, int qkNopeHeadDim,
+                     int qkRopeHeadDim, int vHeadDim, double ropeTheta, double rmsNormEps,
+                     int maxPositionEmbeddings, int numHiddenLayers, RopeScaling ropeScaling) {
+        this(hiddenSize, numHeads, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim, ropeTheta, rmsNormEps,
+                maxPositionEmbeddings, numHiddenLayers, ropeScaling, false);
+    }
 
     /** Largest Java array: every weight matrix of a config must fit in one. */
     static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
@@ -121,15 +132,21 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     /** A copy with another hidden size (used for demos that keep the attention geometry). */
     public MlaConfig withHiddenSize(int d) {
         return new MlaConfig(d, numHeads, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim,
-                ropeTheta, rmsNormEps, maxPositionEmbeddings, numHiddenLayers, ropeScaling);
+                ropeTheta, rmsNormEps, maxPositionEmbeddings, numHiddenLayers, ropeScaling, fp8Weights);
+    }
+
+    /** A copy with or without the FP8 quantization_config (what the layer computes is the same). */
+    public MlaConfig withFp8Weights(boolean fp8) {
+        return new MlaConfig(hiddenSize, numHeads, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim,
+                ropeTheta, rmsNormEps, maxPositionEmbeddings, numHiddenLayers, ropeScaling, fp8);
     }
 
     // ---------------------------------------------------------------- presets
 
-    /** DeepSeek-V3 (and R1): D=7168, H=128, r_q=1536, d_c=512, YaRN factor 40. */
+    /** DeepSeek-V3 (and R1): D=7168, H=128, r_q=1536, d_c=512, YaRN factor 40, FP8 weights. */
     public static MlaConfig deepseekV3() {
         return new MlaConfig(7168, 128, 1536, 512, 128, 64, 128, 10000, 1e-6, 163840, 61,
-                new RopeScaling(40, 4096, 32, 1, 1.0, 1.0));
+                new RopeScaling(40, 4096, 32, 1, 1.0, 1.0), true);
     }
 
     /** DeepSeek-V2-Lite: D=2048, H=16, plain q_proj, d_c=512, YaRN factor 40. */
@@ -199,7 +216,44 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         return new MlaConfig(req(o, "hidden_size"), req(o, "num_attention_heads"), optInt(o, "q_lora_rank", 0, ""),
                 req(o, "kv_lora_rank"), req(o, "qk_nope_head_dim"), req(o, "qk_rope_head_dim"), req(o, "v_head_dim"),
                 num(o, "rope_theta", 10000, ""), num(o, "rms_norm_eps", 1e-6, ""), req(o, "max_position_embeddings"),
-                optInt(o, "num_hidden_layers", 1, ""), scaling);
+                optInt(o, "num_hidden_layers", 1, ""), scaling, fp8Weights(o.get("quantization_config")));
+    }
+
+    /** What the refusals of quantization_config name as supported. */
+    private static final String SUPPORTED_QUANTIZATION = "(supported: quant_method fp8 with fmt e4m3 and weight_block_size [128, 128], "
+            + "DeepSeek-V3's block-scaled FP8 weights)";
+
+    /**
+     * Whether quantization_config declares DeepSeek's FP8 weights; any other quantization is refused, as the
+     * weights would be read wrongly. activation_scheme is not used (activations stay f32 here).
+     */
+    private static boolean fp8Weights(JsonElement q) {
+        if (q == null || q.isJsonNull()) return false;
+        if (!q.isJsonObject()) throw new MlaException("invalid config: quantization_config must be an object or null, found " + Json.describe(q));
+        JsonObject o = q.getAsJsonObject();
+        String method = optString(o, "quant_method", "quantization_config.quant_method");
+        if (method == null) throw new MlaException("invalid config: quantization_config has no quant_method " + SUPPORTED_QUANTIZATION);
+        if (!method.equals("fp8")) {
+            throw new MlaException("invalid config: unsupported quantization_config.quant_method " + MlaException.quote(method) + " " + SUPPORTED_QUANTIZATION);
+        }
+        String fmt = optString(o, "fmt", "quantization_config.fmt");
+        if (fmt != null && !fmt.equals("e4m3")) {
+            throw new MlaException("invalid config: unsupported quantization_config.fmt " + MlaException.quote(fmt) + " " + SUPPORTED_QUANTIZATION);
+        }
+        optString(o, "activation_scheme", "quantization_config.activation_scheme");
+        JsonElement b = o.get("weight_block_size");
+        if (b == null || b.isJsonNull()) {
+            throw new MlaException("invalid config: quantization_config has no weight_block_size (per-tensor FP8 is not read) " + SUPPORTED_QUANTIZATION);
+        }
+        if (!b.isJsonArray()) throw new MlaException("invalid config: quantization_config.weight_block_size must be an array, found " + Json.describe(b));
+        List<Integer> size = new java.util.ArrayList<>();
+        for (int i = 0; i < b.getAsJsonArray().size(); i++) {
+            size.add(Json.integer(b.getAsJsonArray().get(i), "invalid config: quantization_config.weight_block_size[" + i + "]"));
+        }
+        if (!size.equals(List.of(128, 128))) {
+            throw new MlaException("invalid config: unsupported quantization_config.weight_block_size " + size + " " + SUPPORTED_QUANTIZATION);
+        }
+        return true;
     }
 
     private static int req(JsonObject o, String key) {
@@ -250,6 +304,17 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
             r.addProperty("mscale", ropeScaling.mscale());
             r.addProperty("mscale_all_dim", ropeScaling.mscaleAllDim());
             o.add("rope_scaling", r);
+        }
+        if (fp8Weights) {
+            JsonObject q = new JsonObject();
+            q.addProperty("activation_scheme", "dynamic");
+            q.addProperty("fmt", "e4m3");
+            q.addProperty("quant_method", "fp8");
+            com.google.gson.JsonArray block = new com.google.gson.JsonArray();
+            block.add(128);
+            block.add(128);
+            q.add("weight_block_size", block);
+            o.add("quantization_config", q);
         }
         return new com.google.gson.GsonBuilder().setPrettyPrinting().create().toJson(o);
     }

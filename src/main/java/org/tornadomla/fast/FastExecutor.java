@@ -6,6 +6,7 @@ import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.graph.KernelTable;
 import org.tornadomla.kernels.Absorb;
 import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.Dequantize;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Projections;
@@ -22,7 +23,7 @@ import java.util.concurrent.ForkJoinTask;
 /**
  * Runs a kernel graph on the JVM with the Vector API kernel families of this package (multi-threaded,
  * vectorised: {@link FastProjections}, {@link FastAbsorb}, {@link FastAttention}, {@link FastOnlineSoftmax},
- * {@link FastNaive}) in place of the
+ * {@link FastNaive}, and {@link WeightKernels} for bf16 and FP8 weights) in place of the
  * reference kernels paired with them ({@link #kernels()}), and the reference kernels for the rest (the cheap
  * ones: norms, RoPE, cache append). Results match the reference within float rounding (the sums are taken
  * in another order).
@@ -50,7 +51,18 @@ public final class FastExecutor extends JvmExecutor {
                 .pair(OnlineSoftmax::combine, FastOnlineSoftmax::combine)
                 .pair(NaiveAttention::decompress, FastNaive::decompress)
                 .pair(NaiveAttention::naiveScores, FastNaive::naiveScores)
-                .pair(NaiveAttention::naiveValues, FastNaive::naiveValues);
+                .pair(NaiveAttention::naiveValues, FastNaive::naiveValues)
+                // bf16 and block-scaled FP8 weights (WeightKernels)
+                .pair(Projections::matVecBf16, WeightKernels::matVecBf16)
+                .pair(Projections::matMulBf16, WeightKernels::matMulBf16)
+                .pair(Projections::matVecFp8, WeightKernels::matVecFp8)
+                .pair(Projections::matMulFp8, WeightKernels::matMulFp8)
+                .pair(Absorb::absorbQueryBf16, WeightKernels::absorbQueryBf16)
+                .pair(Absorb::absorbQueryFp8, WeightKernels::absorbQueryFp8)
+                .pair(Absorb::unabsorbValueBf16, WeightKernels::unabsorbValueBf16)
+                .pair(Absorb::unabsorbValueFp8, WeightKernels::unabsorbValueFp8)
+                .pair(Dequantize::fromBf16, WeightKernels::fromBf16)
+                .pair(Dequantize::fromFp8, WeightKernels::fromFp8);
 
         /** Method handles of the fast versions, made once. */
         static final Map<Method, MethodHandle> HANDLES = handles(KERNELS);

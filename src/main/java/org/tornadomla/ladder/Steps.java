@@ -10,6 +10,7 @@ import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Rope;
+import org.tornadomla.weights.Weight;
 
 import java.util.List;
 
@@ -152,7 +153,7 @@ public final class Steps {
         float[] q = g.input("q", (ropeOnDevice ? s.qRaw : s.qRoped).clone());
         int[] seqStart = g.input("seqStart", s.seqStart());
         float[] o = g.output("o", new float[s.heads * c.vHeadDim()]);
-        float[] wkvB = g.weight("kv_b_proj", s.wkvB);
+        Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {(long) s.heads * (c.qkNopeHeadDim() + c.vHeadDim()), c.kvLoraRank()}, s.wkvB);
         LatentCache cache = s.cache(dtype);
         g.state("cache", cache);
         if (ropeOnDevice) {

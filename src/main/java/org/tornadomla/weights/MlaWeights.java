@@ -5,138 +5,284 @@ import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 
 /**
- * The attention weights of one layer, f32, [out, in] as in Hugging Face checkpoints
- * ({@code model.layers.{i}.self_attn.*.weight}). With q_lora_rank = 0 the query is a plain q_proj and
- * wqA/qANorm/wqB are null; otherwise wq is null.
+ * The attention weights of one layer by their Hugging Face names ({@code model.layers.{i}.self_attn.*.weight}),
+ * [out, in], immutable. The projections (q_a_proj, q_b_proj or q_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj)
+ * are held in one {@link WeightDtype} — f32, bf16, or DeepSeek's block-scaled FP8 — which the kernels read as
+ * it is; the two norm weights are f32 (a few kB). With q_lora_rank = 0 the query is a plain q_proj and
+ * {@link #qA()}, {@link #qANorm()}, {@link #qB()} are null; otherwise {@link #q()} is null.
+ *
+ * <p>No array is exposed: each tensor is a {@link Weight}, which gives copies ({@link Weight#toFloats()}) and
+ * adds its storage to a kernel graph only through the tasks that use it.
  */
 public final class MlaWeights {
-    public final MlaConfig config;
-    /** q_a_proj [q_lora_rank, D]. */
-    public final float[] wqA;
-    /** q_a_layernorm [q_lora_rank]. */
-    public final float[] qANorm;
-    /** q_b_proj [H·(d_n+d_r), q_lora_rank]. */
-    public final float[] wqB;
-    /** q_proj [H·(d_n+d_r), D] (q_lora_rank = 0 only). */
-    public final float[] wq;
-    /** kv_a_proj_with_mqa [d_c+d_r, D]. */
-    public final float[] wkvA;
-    /** kv_a_layernorm [d_c]. */
-    public final float[] kvANorm;
-    /** kv_b_proj [H·(d_n+d_v), d_c]. */
-    public final float[] wkvB;
-    /** o_proj [D, H·d_v]. */
-    public final float[] wo;
+    private final MlaConfig config;
+    /** By HF name suffix (e.g. "kv_b_proj.weight"), in the order of {@link #tensors(MlaConfig)}. */
+    private final Map<String, Weight> weights;
+    private final WeightDtype dtype;
 
-    public MlaWeights(MlaConfig config, float[] wqA, float[] qANorm, float[] wqB, float[] wq, float[] wkvA,
-                      float[] kvANorm, float[] wkvB, float[] wo) {
+    /**
+     * The weights of {@code config} from one {@link Weight} per tensor of {@link #tensors(MlaConfig)}, matched by
+     * the end of their names (a layer prefix is allowed); shapes are checked, projections must share one dtype.
+     */
+    public MlaWeights(MlaConfig config, List<Weight> tensors) {
         this.config = Objects.requireNonNull(config, "config");
-        this.wqA = wqA;
-        this.qANorm = qANorm;
-        this.wqB = wqB;
-        this.wq = wq;
-        this.wkvA = wkvA;
-        this.kvANorm = kvANorm;
-        this.wkvB = wkvB;
-        this.wo = wo;
+        Objects.requireNonNull(tensors, "tensors");
+        Map<String, Weight> byName = new LinkedHashMap<>();
+        WeightDtype d = null;
         for (Tensor t : tensors(config)) {
-            float[] a = t.data(this);
-            long n = 1;
-            for (long d : t.shape) n *= d;
-            if (a == null || a.length != n) {
-                throw new MlaException("weight " + t.hfName + ": expected shape " + MlaException.shape(t.shape) + " (" + n
-                        + " numbers), found " + (a == null ? "none" : a.length + " numbers"));
+            Weight w = null;
+            for (Weight candidate : tensors) {
+                Objects.requireNonNull(candidate, "tensors holds null");
+                if (candidate.name().equals(t.hfName) || candidate.name().endsWith("." + t.hfName)) {
+                    if (w != null) throw new MlaException("weight " + t.hfName + " given twice");
+                    w = candidate;
+                }
             }
-            requireFinite(t.hfName, t.shape, a);
+            if (w == null) throw new MlaException("weight " + t.hfName + ": expected shape " + MlaException.shape(t.shape) + ", found none");
+            if (!java.util.Arrays.equals(w.shape(), t.shape)) {
+                throw new MlaException("weight " + MlaException.quote(w.name()) + ": expected shape " + MlaException.shape(t.shape)
+                        + ", found " + MlaException.shape(w.shape()));
+            }
+            if (t.shape.length == 2) {
+                if (d != null && d != w.dtype()) throw new MlaException("projection weights must share one dtype, found " + d + " and " + w.dtype());
+                d = w.dtype();
+            }
+            byName.put(t.hfName, t.isProjection() ? w : w.to(WeightDtype.F32));     // the norm kernels read f32
         }
+        if (byName.size() != tensors.size()) {
+            throw new MlaException("expected the " + byName.size() + " weights " + byName.keySet() + " of this config, found " + tensors.size());
+        }
+        this.weights = Collections.unmodifiableMap(byName);
+        this.dtype = d;
     }
 
-    /** Throws naming the tensor and the first index that holds NaN or ±∞. */
-    static void requireFinite(String name, long[] shape, float[] a) {
-        for (int i = 0; i < a.length; i++) {
-            if (!Float.isFinite(a[i])) {
-                String at = shape.length == 2 ? "[" + i / shape[1] + ", " + i % shape[1] + "]" : "[" + i + "]";
-                throw new MlaException("weight " + MlaException.quote(name) + " holds " + a[i] + " at " + at + "; weights must be finite");
-            }
-        }
+    // ------------------------------------------------------------------ reading
+
+    public MlaConfig config() {
+        return config;
     }
 
-    /** One weight: its HF name suffix, shape from the config, and the field holding it. */
-    public record Tensor(String hfName, long[] shape, int field) {
-        public float[] data(MlaWeights w) {
-            return switch (field) {
-                case 0 -> w.wqA;
-                case 1 -> w.qANorm;
-                case 2 -> w.wqB;
-                case 3 -> w.wq;
-                case 4 -> w.wkvA;
-                case 5 -> w.kvANorm;
-                case 6 -> w.wkvB;
-                default -> w.wo;
-            };
+    /** The form the projection weights are held in. */
+    public WeightDtype dtype() {
+        return dtype;
+    }
+
+    /** The weight with HF name suffix {@code hfName} (e.g. {@code "kv_b_proj.weight"}), or null when this config has none. */
+    public Weight weight(String hfName) {
+        return weights.get(Objects.requireNonNull(hfName, "hfName"));
+    }
+
+    /** Every weight, in the order of {@link #tensors(MlaConfig)}. */
+    public List<Weight> all() {
+        return List.copyOf(weights.values());
+    }
+
+    /** q_a_proj [q_lora_rank, D], or null with a plain q_proj. */
+    public Weight qA() {
+        return weights.get("q_a_proj.weight");
+    }
+
+    /** q_a_layernorm [q_lora_rank], f32, or null with a plain q_proj. */
+    public Weight qANorm() {
+        return weights.get("q_a_layernorm.weight");
+    }
+
+    /** q_b_proj [H·(d_n+d_r), q_lora_rank], or null with a plain q_proj. */
+    public Weight qB() {
+        return weights.get("q_b_proj.weight");
+    }
+
+    /** q_proj [H·(d_n+d_r), D] (q_lora_rank = 0 only), or null. */
+    public Weight q() {
+        return weights.get("q_proj.weight");
+    }
+
+    /** kv_a_proj_with_mqa [d_c+d_r, D]. */
+    public Weight kvA() {
+        return weights.get("kv_a_proj_with_mqa.weight");
+    }
+
+    /** kv_a_layernorm [d_c], f32. */
+    public Weight kvANorm() {
+        return weights.get("kv_a_layernorm.weight");
+    }
+
+    /** kv_b_proj [H·(d_n+d_v), d_c]. */
+    public Weight kvB() {
+        return weights.get("kv_b_proj.weight");
+    }
+
+    /** o_proj [D, H·d_v]. */
+    public Weight o() {
+        return weights.get("o_proj.weight");
+    }
+
+    /**
+     * Bytes the weights hold, measured from the live arrays (the sum of {@link Weight#bytes()}). For
+     * DeepSeek-V3's layer: 750 MB in f32, 375 MB in bf16, 188 MB in fp8 (docs/checkpoints.md).
+     */
+    public long bytes() {
+        long n = 0;
+        for (Weight w : weights.values()) n += w.bytes();
+        return n;
+    }
+
+    /** These weights with the projections in another form ({@link Weight#to}: exact to f32, rounding to bf16, quantising to fp8). */
+    public MlaWeights to(WeightDtype target) {
+        Objects.requireNonNull(target, "target");
+        if (target == dtype) return this;
+        List<Weight> out = new ArrayList<>();
+        for (Weight w : weights.values()) out.add(w.shape().length == 2 ? w.to(target) : w);
+        return new MlaWeights(config, out);
+    }
+
+    // ------------------------------------------------------------------ names and shapes
+
+    /** One weight: its HF name suffix and its shape from the config. */
+    public record Tensor(String hfName, long[] shape) {
+        public Tensor {
+            shape = shape.clone();
+        }
+
+        @Override
+        public long[] shape() {
+            return shape.clone();
+        }
+
+        /** A projection ([out, in]) rather than a norm ([n]). */
+        public boolean isProjection() {
+            return shape.length == 2;
         }
     }
 
     /** The weights a config needs, with HF names (without the layer prefix) and [out, in] shapes. */
-    public static Tensor[] tensors(MlaConfig c) {
+    public static List<Tensor> tensors(MlaConfig c) {
         long d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         long qOut = h * c.qkHeadDim();
-        Tensor kvA = new Tensor("kv_a_proj_with_mqa.weight", new long[] {dc + c.qkRopeHeadDim(), d}, 4);
-        Tensor kvNorm = new Tensor("kv_a_layernorm.weight", new long[] {dc}, 5);
-        Tensor kvB = new Tensor("kv_b_proj.weight", new long[] {h * (c.qkNopeHeadDim() + c.vHeadDim()), dc}, 6);
-        Tensor o = new Tensor("o_proj.weight", new long[] {d, h * c.vHeadDim()}, 7);
+        Tensor kvA = new Tensor("kv_a_proj_with_mqa.weight", new long[] {dc + c.qkRopeHeadDim(), d});
+        Tensor kvNorm = new Tensor("kv_a_layernorm.weight", new long[] {dc});
+        Tensor kvB = new Tensor("kv_b_proj.weight", new long[] {h * (c.qkNopeHeadDim() + c.vHeadDim()), dc});
+        Tensor o = new Tensor("o_proj.weight", new long[] {d, h * c.vHeadDim()});
         if (c.hasQLora()) {
-            return new Tensor[] {new Tensor("q_a_proj.weight", new long[] {rq, d}, 0),
-                    new Tensor("q_a_layernorm.weight", new long[] {rq}, 1),
-                    new Tensor("q_b_proj.weight", new long[] {qOut, rq}, 2), kvA, kvNorm, kvB, o};
+            return List.of(new Tensor("q_a_proj.weight", new long[] {rq, d}), new Tensor("q_a_layernorm.weight", new long[] {rq}),
+                    new Tensor("q_b_proj.weight", new long[] {qOut, rq}), kvA, kvNorm, kvB, o);
         }
-        return new Tensor[] {new Tensor("q_proj.weight", new long[] {qOut, d}, 3), kvA, kvNorm, kvB, o};
+        return List.of(new Tensor("q_proj.weight", new long[] {qOut, d}), kvA, kvNorm, kvB, o);
     }
 
     public static String prefix(int layer) {
         return "model.layers." + layer + ".self_attn.";
     }
 
-    /** Loads layer {@code layer}'s attention weights, checking every shape against the config. */
+    // ------------------------------------------------------------------ loading
+
+    /**
+     * Loads layer {@code layer}'s attention weights in their own form: FP8 when every projection of the layer is
+     * stored as F8_E4M3 (DeepSeek-V3 and R1 checkpoints), f32 otherwise.
+     */
     public static MlaWeights load(TensorSource src, MlaConfig c, int layer) {
+        return load(src, c, layer, null);
+    }
+
+    /**
+     * Loads layer {@code layer}'s attention weights, checking every shape against the config, and holds the
+     * projections as {@code dtype} (null: FP8 when every projection is stored as F8_E4M3, f32 otherwise).
+     * F32, BF16, F16 and F64 tensors are read as floats; an F8_E4M3 projection needs its block scales
+     * {@code <name>_scale_inv}, F32 [ceil(out/128), ceil(in/128)] (a missing or wrong-shaped one is an error
+     * naming both tensors and shapes), and e4m3 NaN codes are refused. Block scales beside a weight that is
+     * not F8_E4M3 are refused too: the weight would be read without them.
+     */
+    public static MlaWeights load(TensorSource src, MlaConfig c, int layer, WeightDtype dtype) {
         Objects.requireNonNull(src, "src");
         Objects.requireNonNull(c, "c");
         if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
-        float[][] f = new float[8][];
+        String p = prefix(layer);
+        boolean allFp8 = true;
         for (Tensor t : tensors(c)) {
-            String name = prefix(layer) + t.hfName;
-            if (src.info(name) == null) {
-                String hint = c.hasQLora() && src.info(prefix(layer) + "q_proj.weight") != null
-                        ? " (the weights have q_proj: is q_lora_rank 0 for this model?)"
-                        : !c.hasQLora() && src.info(prefix(layer) + "q_a_proj.weight") != null
-                        ? " (the weights have q_a_proj: does the config lack q_lora_rank?)" : "";
-                throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(t.shape) + ")" + hint);
-            }
-            f[t.field] = src.readFloats(name, t.shape);
-            requireFinite(name, t.shape, f[t.field]);
+            TensorInfo info = require(src, c, p, t);
+            allFp8 &= !t.isProjection() || info.dtype() == DType.F8_E4M3;
         }
-        return new MlaWeights(c, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+        WeightDtype target = dtype != null ? dtype : allFp8 ? WeightDtype.FP8 : WeightDtype.F32;
+        // what is kept, plus, for the one tensor being converted, what is read and its f32 copy
+        long held = 0, converting = 0;
+        for (Tensor t : tensors(c)) {
+            long n = t.shape[0] * (t.isProjection() ? t.shape[1] : 1);
+            held += n * (t.isProjection() ? target.bytesPerNumber : 4);
+            boolean fp8 = src.info(p + t.hfName).dtype() == DType.F8_E4M3;
+            boolean asStored = !t.isProjection() || (fp8 ? target == WeightDtype.FP8 : target == WeightDtype.F32);
+            if (!asStored) converting = Math.max(converting, n * ((fp8 ? 1 : 4) + 4));
+        }
+        Memory.require(held + converting, "layer " + layer + "'s weights as " + target);
+        List<Weight> out = new ArrayList<>();
+        for (Tensor t : tensors(c)) {
+            if (!t.isProjection() && src.info(p + t.hfName).dtype() == DType.F8_E4M3) {
+                throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
+            }
+            Weight w = Weight.read(src, p + t.hfName, t.shape);
+            out.add(t.isProjection() ? w.to(target) : w);
+        }
+        return new MlaWeights(c, out);
+    }
+
+    /** The tensor's description; a missing tensor is an error with a hint when the config and the weights disagree about q_lora_rank. */
+    private static TensorInfo require(TensorSource src, MlaConfig c, String p, Tensor t) {
+        String name = p + t.hfName;
+        TensorInfo info = src.info(name);
+        if (info == null) {
+            String hint = c.hasQLora() && src.info(p + "q_proj.weight") != null
+                    ? " (the weights have q_proj: is q_lora_rank 0 for this model?)"
+                    : !c.hasQLora() && src.info(p + "q_a_proj.weight") != null
+                    ? " (the weights have q_a_proj: does the config lack q_lora_rank?)" : "";
+            throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(t.shape) + ")" + hint);
+        }
+        info.requireShape(t.shape);
+        return info;
     }
 
     public static MlaWeights load(Path path, MlaConfig c, int layer) {
+        return load(path, c, layer, null);
+    }
+
+    public static MlaWeights load(Path path, MlaConfig c, int layer, WeightDtype dtype) {
         Objects.requireNonNull(path, "path");
         try (TensorSource src = TensorSource.open(path)) {
-            return load(src, c, layer);
+            return load(src, c, layer, dtype);
         }
     }
 
-    /** Adds this layer's weights under HF names to a writer. */
+    // ------------------------------------------------------------------ writing and random weights
+
+    /** Adds this layer's weights under HF names to a writer, dequantised to the float file dtype {@code dtype} (F32, BF16, F16). */
     public SafeTensorsWriter addTo(SafeTensorsWriter w, int layer, DType dtype) {
-        for (Tensor t : tensors(config)) w.add(prefix(layer) + t.hfName, dtype, t.shape, t.data(this));
+        for (Map.Entry<String, Weight> e : weights.entrySet()) w.add(prefix(layer) + e.getKey(), dtype, e.getValue().shape(), e.getValue().toFloats());
         return w;
     }
 
     /**
-     * Seeded random weights with the scale of a trained layer: projections N(0, 1/in), so activations stay
+     * Adds this layer's weights under HF names in their own form, as a checkpoint stores them: projections as
+     * F32, BF16, or F8_E4M3 with {@code <name>_scale_inv} (DeepSeek-V3's layout), norms as {@code normDtype}
+     * (F32, BF16 or F16; V3 stores BF16).
+     */
+    public SafeTensorsWriter addInOwnForm(SafeTensorsWriter w, int layer, DType normDtype) {
+        for (Map.Entry<String, Weight> e : weights.entrySet()) {
+            Weight t = e.getValue();
+            if (t.shape().length == 1) w.add(prefix(layer) + e.getKey(), normDtype, t.shape(), t.toFloats());
+            else t.addTo(w, prefix(layer) + e.getKey());
+        }
+        return w;
+    }
+
+    /**
+     * Seeded random f32 weights with the scale of a trained layer: projections N(0, 1/in), so activations stay
      * O(1), and norm weights 1 + N(0, 0.1²).
      */
     public static MlaWeights random(MlaConfig c, long seed) {
@@ -145,7 +291,7 @@ public final class MlaWeights {
         for (Tensor t : tensors(c)) total += 4 * (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);
         Memory.require(total, "the weights of this config");
         SplittableRandom rnd = new SplittableRandom(seed);
-        float[][] f = new float[8][];
+        List<Weight> out = new ArrayList<>();
         for (Tensor t : tensors(c)) {
             int n = (int) (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);   // MlaConfig checked it fits
             float[] a = new float[n];
@@ -155,9 +301,9 @@ public final class MlaWeights {
                 double std = 1 / Math.sqrt(t.shape[1]);
                 for (int i = 0; i < n; i++) a[i] = (float) (std * gaussian(rnd));
             }
-            f[t.field] = a;
+            out.add(Weight.ofF32(t.hfName, t.shape, a));
         }
-        return new MlaWeights(c, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+        return new MlaWeights(c, out);
     }
 
     /** n samples of N(0, std²) as floats. */

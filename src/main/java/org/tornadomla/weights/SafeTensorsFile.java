@@ -232,6 +232,7 @@ public final class SafeTensorsFile implements TensorSource {
      * A one-byte tensor's bytes as they are. The tensor's dtype must be {@code expected} (I8, U8, F8_E4M3 or
      * F8_E5M2): bytes of another format are never read as these.
      */
+    @Override
     public byte[] readBytes(String name, DType expected) {
         Objects.requireNonNull(expected, "expected");
         TensorInfo t = tensor(name);

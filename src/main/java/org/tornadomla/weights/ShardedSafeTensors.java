@@ -124,6 +124,13 @@ public final class ShardedSafeTensors implements TensorSource {
     }
 
     @Override
+    public byte[] readBytes(String name, DType expected) {
+        SafeTensorsFile f = shard(name);
+        if (f == null) throw new MlaException("no tensor " + MlaException.quote(name) + " in the index's weight_map");
+        return f.readBytes(name, expected);
+    }
+
+    @Override
     public List<Path> files() {
         List<Path> all = new ArrayList<>();
         all.add(index);

@@ -16,7 +16,7 @@ public interface TensorSource extends AutoCloseable {
     /** The tensor's description, or null when there is no such tensor. */
     TensorInfo info(String name);
 
-    /** The tensor as f32 (F32, BF16, F16 and F64 convert; other dtypes are an error naming the tensor). */
+    /** The tensor as f32 (F32, BF16, F16 and F64 convert; other dtypes are an error naming the tensor and its dtype). */
     float[] readFloats(String name);
 
     /** The tensor, which must exist and have exactly this shape, as f32. */
@@ -26,6 +26,12 @@ public interface TensorSource extends AutoCloseable {
         info.requireShape(shape);
         return readFloats(name);
     }
+
+    /**
+     * A one-byte tensor's bytes as they are; its dtype must be {@code expected} (I8, U8, F8_E4M3 or F8_E5M2):
+     * bytes of another format are never read as these.
+     */
+    byte[] readBytes(String name, DType expected);
 
     /**
      * Every file this source reads: the file itself, or the index and each shard it names. A command passes

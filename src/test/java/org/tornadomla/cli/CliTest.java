@@ -169,6 +169,51 @@ class CliTest {
     }
 
     @Test
+    void runLayerReadsAShardedFp8CheckpointAndKeepsItFp8() throws IOException {
+        MlaConfig c = org.tornadomla.Fp8Checkpoints.config();
+        var layer = org.tornadomla.Fp8Checkpoints.random(c, 17);
+        Path index = org.tornadomla.Fp8Checkpoints.write(dir.resolve("v3"), layer, 2, 3);
+        Path cfgFile = dir.resolve("v3").resolve("config.json");
+        Files.writeString(cfgFile, c.toJson());
+        int d = c.hiddenSize(), t = 4;
+        float[] x = TestData.gaussian(40, (t + 1) * d);
+        Path in = dir.resolve("in-v3.safetensors");
+        new SafeTensorsWriter().add("prefill_input", new long[] {1, t, d}, Arrays.copyOf(x, t * d))
+                .add("decode_input_0", new long[] {1, 1, d}, Arrays.copyOfRange(x, t * d, (t + 1) * d)).write(in);
+        ReferenceMla.Result ref = ReferenceMla.prefill(layer.weights(), x, t + 1, false);      // float64 on e4m3·scale
+        for (String wd : new String[] {"", "f32", "bf16", "fp8"}) {
+            for (String path : new String[] {"naive", "absorbed", "tiled"}) {
+                List<String> args = new java.util.ArrayList<>(List.of("run-layer", "--config", cfgFile.toString(), "--weights", index.toString(),
+                        "--layer", "2", "--input", in.toString(), "--output", out.toString(), "--path", path));
+                if (!wd.isEmpty()) args.addAll(List.of("--weights-dtype", wd));
+                Run r = mla(args.toArray(String[]::new));
+                assertEquals(0, r.code, r.err);
+                String form = wd.isEmpty() ? "fp8" : wd;
+                assertTrue(r.out.contains("projections " + form + " in memory (F8_E4M3 in the checkpoint" + (form.equals("bf16") ? "; converting rounds them" : "") + ")"), r.out);
+                double tol = form.equals("bf16") ? 5e-2 : 1e-4;
+                try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+                    float[] y = new float[(t + 1) * d];
+                    System.arraycopy(o.readFloats("prefill_output", 1, t, d), 0, y, 0, t * d);
+                    System.arraycopy(o.readFloats("decode_output_0", 1, 1, d), 0, y, t * d, d);
+                    double scale = Arrays.stream(ref.y()).map(Math::abs).max().orElseThrow();
+                    for (int i = 0; i < y.length; i++) {
+                        assertTrue(Math.abs(y[i] - ref.y()[i]) <= tol * scale, form + " " + path + ": element " + i + " " + y[i] + " vs " + ref.y()[i]);
+                    }
+                }
+                Files.delete(out);
+            }
+        }
+        Run bad = mla("run-layer", "--config", cfgFile.toString(), "--weights", index.toString(), "--layer", "2", "--input", in.toString(),
+                "--output", out.toString(), "--weights-dtype", "fp4");
+        assertEquals(2, bad.code);
+        assertEquals("mla: error: unknown weights dtype 'fp4' (expected f32, bf16 or fp8)", bad.err.strip());
+        // a shard holding scales gone: one line naming the tensor, exit 2, no output
+        Files.delete(dir.resolve("v3").resolve(org.tornadomla.Fp8Checkpoints.shardName(1, 3)));
+        rejects("shard 'model-00002-of-00003.safetensors' listed in weight_map does not exist", "run-layer", "--config", cfgFile.toString(),
+                "--weights", index.toString(), "--layer", "2", "--input", in.toString(), "--output", out.toString());
+    }
+
+    @Test
     void demoRunsAllPathsAndReportsTheirAgreement() {
         Run r = mla("demo", "--preset", "deepseek-v2-lite", "--hidden", "128", "--prefill", "6", "--steps", "2");
         assertEquals(0, r.code, r.err);
@@ -177,6 +222,11 @@ class CliTest {
         assertTrue(Double.parseDouble(tiled[tiled.length - 1]) < 1e-5, r.out);
         assertTrue(r.out.contains("MLA (c_kv 512 + k_pe 64)") && r.out.contains("5,120 numbers"), r.out);
         assertEquals(2, mla("demo", "--prefill", "0").code);
+        Run fp8 = mla("demo", "--preset", "deepseek-v2-lite", "--hidden", "128", "--prefill", "6", "--steps", "2", "--weights-dtype", "fp8");
+        assertEquals(0, fp8.code, fp8.err);
+        assertTrue(fp8.out.contains("held as fp8"), fp8.out);
+        String[] t = fp8.out.lines().filter(l -> l.startsWith("tiled")).findFirst().orElseThrow().trim().split("\\s+");
+        assertTrue(Double.parseDouble(t[t.length - 1]) < 1e-5, fp8.out);
     }
 
     @Test

@@ -16,6 +16,8 @@ class MlaConfigTest {
              "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "rope_theta": 10000,
              "rms_norm_eps": 1e-06, "max_position_embeddings": 163840, "num_hidden_layers": 61,
              "n_routed_experts": 256, "torch_dtype": "bfloat16",
+             "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                     "weight_block_size": [128, 128]},
              "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
                               "original_max_position_embeddings": 4096, "type": "yarn"}}""";
 
@@ -24,6 +26,33 @@ class MlaConfigTest {
         MlaConfig c = MlaConfig.fromJson(V3);
         assertEquals(MlaConfig.deepseekV3(), c);
         assertEquals(576, c.cacheWidth());
+    }
+
+    @Test
+    void quantizationConfigIsDeepSeeksFp8OrRefusedClearly() {
+        assertTrue(MlaConfig.fromJson(V3).fp8Weights());
+        String q = V3.substring(V3.indexOf("\"quantization_config\""), V3.indexOf("]},") + 3);
+        assertTrue(!MlaConfig.fromJson(V3.replace(q, "")).fp8Weights());
+        assertTrue(!MlaConfig.fromJson(V3.replace(q, "\"quantization_config\": null,")).fp8Weights());
+        assertTrue(MlaConfig.fromJson(V3.replace(q, "\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]},")).fp8Weights());
+        String supported = "(supported: quant_method fp8 with fmt e4m3 and weight_block_size [128, 128], DeepSeek-V3's block-scaled FP8 weights)";
+        assertEquals("invalid config: unsupported quantization_config.fmt 'e5m2' " + supported, refused(V3.replace("\"fmt\": \"e4m3\"", "\"fmt\": \"e5m2\"")));
+        assertEquals("invalid config: unsupported quantization_config.quant_method 'awq' " + supported,
+                refused(V3.replace("\"quant_method\": \"fp8\"", "\"quant_method\": \"awq\"")));
+        assertEquals("invalid config: unsupported quantization_config.weight_block_size [64, 64] " + supported,
+                refused(V3.replace("[128, 128]", "[64, 64]")));
+        assertEquals("invalid config: unsupported quantization_config.weight_block_size [128] " + supported, refused(V3.replace("[128, 128]", "[128]")));
+        assertEquals("invalid config: quantization_config has no weight_block_size (per-tensor FP8 is not read) " + supported,
+                refused(V3.replace(q, "\"quantization_config\": {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\"},")));
+        assertEquals("invalid config: quantization_config has no quant_method " + supported, refused(V3.replace("\"quant_method\": \"fp8\",", "")));
+        assertEquals("invalid config: quantization_config.weight_block_size[0] must be an integer, found the string '128'",
+                refused(V3.replace("[128, 128]", "[\"128\", 128]")));
+        assertEquals("invalid config: quantization_config must be an object or null, found the string 'fp8'",
+                refused(V3.replace(q, "\"quantization_config\": \"fp8\",")));
+        // the quantization does not change what a cache holds: cache files of both configs are interchangeable
+        assertEquals(org.tornadomla.cache.CacheFiles.configHash(MlaConfig.fromJson(V3)),
+                org.tornadomla.cache.CacheFiles.configHash(MlaConfig.fromJson(V3.replace(q, ""))));
+        assertEquals(MlaConfig.deepseekV3(), MlaConfig.fromJson(MlaConfig.deepseekV3().toJson()));
     }
 
     @Test

@@ -73,6 +73,6 @@ class KernelGraphTest {
         assertTrue(prefill.tasks().stream().anyMatch(t -> t.name().equals("prefill.decompress")));
         assertEquals(List.of(cache), prefill.states());
         assertEquals(KernelGraph.Role.STATE, prefill.buffer(cache.floats()).role());
-        assertEquals(KernelGraph.Role.WEIGHT, prefill.buffer(layer.weights().wkvB).role());
+        assertEquals(KernelGraph.Role.WEIGHT, prefill.buffers().stream().filter(bf -> bf.name().equals("kv_b_proj")).findFirst().orElseThrow().role());
     }
 }

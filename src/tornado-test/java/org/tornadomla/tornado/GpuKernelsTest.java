@@ -85,6 +85,78 @@ class GpuKernelsTest {
         assertEquals(GpuProjections.class, ranOnDevice(g, "unabsorb_v"));
     }
 
+    /** Block-scaled FP8 test weights [rows, cols]: every finite code, varied block scales. */
+    private static byte[] fp8Codes(int n, long seed) {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+        byte[] q = new byte[n];
+        for (int i = 0; i < n; i++) {
+            int c = i < 254 ? (i < 127 ? i : i + 1) : r.nextInt(256);
+            q[i] = (byte) ((c & 0x7F) == 0x7F ? 0x7E : c);
+        }
+        return q;
+    }
+
+    private static float[] fp8Scales(int rows, int cols, long seed) {
+        float[] s = TestData.gaussian(seed, ((rows + 127) / 128) * ((cols + 127) / 128));
+        for (int i = 0; i < s.length; i++) s[i] = (float) ((0.5 + Math.abs(s[i])) / (100 * Math.sqrt(cols)));
+        return s;
+    }
+
+    private static short[] bf16(int n, int in, long seed) {
+        float[] g = TestData.gaussian(seed, n);
+        short[] b = new short[n];
+        for (int i = 0; i < n; i++) b[i] = org.tornadomla.weights.Bf16Bits.encode((float) (g[i] / Math.sqrt(in)));
+        return b;
+    }
+
+    @Test
+    void projectionsAndUnabsorbOverBf16AndFp8Weights() {
+        int in = 301, out = 261;                         // partial blocks and partial work-groups
+        float[] pow2 = org.tornadomla.kernels.Bf16.pow2();
+        byte[] w8 = fp8Codes(out * in, 1);
+        float[] s8 = fp8Scales(out, in, 2);
+        short[] w16 = bf16(out * in, in, 3);
+        for (int rows : new int[] {1, 5}) {
+            KernelGraph g = new KernelGraph("wp" + rows);
+            float[] x = g.input("x", TestData.gaussian(4, rows * in));
+            float[] p = g.weight("pow2", pow2);
+            float[] y8 = g.output("y8", new float[rows * out]), y16 = g.output("y16", new float[rows * out]);
+            if (rows == 1) {
+                g.task("fp8", Projections::matVecFp8, x, g.weight("w8", w8), g.weight("s8", s8), p, y8, in, out);
+                g.task("bf16", Projections::matVecBf16, x, g.weight("w16", w16), p, y16, in, out);
+            } else {
+                g.task("fp8", Projections::matMulFp8, x, g.weight("w8", w8), g.weight("s8", s8), p, y8, rows, in, out);
+                g.task("bf16", Projections::matMulBf16, x, g.weight("w16", w16), p, y16, rows, in, out);
+            }
+            new JvmExecutor().execute(g);
+            float[] e8 = y8.clone(), e16 = y16.clone();
+            Arrays.fill(y8, Float.NaN);
+            Arrays.fill(y16, Float.NaN);
+            device.execute(g);
+            TestData.assertClose(e8, y8, TOL, "fp8 projection rows " + rows);
+            TestData.assertClose(e16, y16, TOL, "bf16 projection rows " + rows);
+            assertEquals(GpuWeightProjections.class, ranOnDevice(g, "fp8"));
+            assertEquals(GpuWeightProjections.class, ranOnDevice(g, "bf16"));
+        }
+        int rows = 5, heads = 3, dn = 40, dv = 48, dc = 144;
+        KernelGraph g = new KernelGraph("unabsorb_forms");
+        float[] oLat = g.input("o_lat", TestData.gaussian(5, rows * heads * dc));
+        float[] p = g.weight("pow2", pow2);
+        float[] o8 = g.output("o8", new float[rows * heads * dv]), o16 = g.output("o16", new float[rows * heads * dv]);
+        g.task("fp8", Absorb::unabsorbValueFp8, oLat, g.weight("w8", fp8Codes(heads * (dn + dv) * dc, 6)),
+                g.weight("s8", fp8Scales(heads * (dn + dv), dc, 7)), p, o8, rows, heads, dn, dv, dc);
+        g.task("bf16", Absorb::unabsorbValueBf16, oLat, g.weight("w16", bf16(heads * (dn + dv) * dc, dc, 8)), p, o16, rows, heads, dn, dv, dc);
+        new JvmExecutor().execute(g);
+        float[] e8 = o8.clone(), e16 = o16.clone();
+        Arrays.fill(o8, Float.NaN);
+        Arrays.fill(o16, Float.NaN);
+        device.execute(g);
+        TestData.assertClose(e8, o8, TOL, "fp8 unabsorbValue");
+        TestData.assertClose(e16, o16, TOL, "bf16 unabsorbValue");
+        assertEquals(GpuWeightProjections.class, ranOnDevice(g, "fp8"));
+        assertEquals(GpuWeightProjections.class, ranOnDevice(g, "bf16"));
+    }
+
     @Test
     void rmsNormOverAStridedRow() {
         int rows = 3, dim = 300, stride = 333;

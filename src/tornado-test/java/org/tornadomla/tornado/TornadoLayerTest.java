@@ -42,12 +42,16 @@ class TornadoLayerTest {
 
     /** Runs prefill T, then k decode steps, on both executors; compares every output and the final cache. */
     private static void compare(TornadoExecutor executor, MlaConfig c, AttentionOptions opt, CacheDtype dtype, int batch, int T, int k) {
-        MlaWeights w = MlaWeights.random(c, 42);
+        compare(executor, MlaWeights.random(c, 42), opt, dtype, batch, T, k);
+    }
+
+    private static void compare(TornadoExecutor executor, MlaWeights w, AttentionOptions opt, CacheDtype dtype, int batch, int T, int k) {
+        MlaConfig c = w.config();
         MlaLayer jvm = new MlaLayer(w);
         try (MlaLayer dev = new MlaLayer(w, executor)) {
             LatentCache cj = jvm.newCache(batch, T + k + 2, dtype), cd = dev.newCache(batch, T + k + 2, dtype);
             int d = c.hiddenSize();
-            String what = opt + " " + dtype + " q_lora=" + c.qLoraRank() + " yarn=" + (c.ropeScaling() != null);
+            String what = opt + " " + dtype + " weights " + w.dtype() + " q_lora=" + c.qLoraRank() + " yarn=" + (c.ropeScaling() != null);
             float[] x = TestData.gaussian(7, batch * T * d);
             TestData.assertClose(jvm.forward(cj, x, T, opt), dev.forward(cd, x, T, opt), TOL, what + " prefill");
             for (int s = 0; s < k; s++) {
@@ -75,6 +79,23 @@ class TornadoLayerTest {
         compare(TestData.noQLora(), AttentionOptions.of(AttentionPath.TILED), CacheDtype.F32, 1, 4, 3);
         compare(TestData.yarn(), AttentionOptions.of(AttentionPath.ABSORBED), CacheDtype.BF16, 2, 6, 3);
         compare(TestData.yarn(), new AttentionOptions(AttentionPath.TILED, 3, 2), CacheDtype.F32, 1, 9, 4);
+    }
+
+    /**
+     * FP8 weights (DeepSeek-V3's block-scaled e4m3, partial blocks) and bf16 weights on the device, every path:
+     * the projections and absorptions decode them in the kernels (KernelContext versions for the projections
+     * and unabsorb, plain ones for absorb_q and the naive path's dequantisation).
+     */
+    @Test
+    void fp8AndBf16WeightsOnEveryPath() {
+        MlaWeights fp8 = org.tornadomla.Fp8Checkpoints.random(org.tornadomla.Fp8Checkpoints.config(), 3).weights();
+        for (AttentionPath p : AttentionPath.values()) {
+            compare(tornado, fp8, new AttentionOptions(p, 2, 3), CacheDtype.F32, 2, 4, 2);
+            compare(tornado, fp8.to(org.tornadomla.weights.WeightDtype.BF16), new AttentionOptions(p, 2, 3), CacheDtype.BF16, 1, 3, 2);
+        }
+        try (TornadoExecutor plain = new TornadoExecutor(null, null, false)) {
+            compare(plain, fp8, AttentionOptions.of(AttentionPath.ABSORBED), CacheDtype.F32, 1, 3, 2);
+        }
     }
 
     @Test

@@ -242,6 +242,21 @@ public final class TornadoExecutor implements GraphExecutor {
                     .grid(a -> a.i("out"), GpuProjections.LOCAL),
             Substitution.replace(KernelRef.of(Absorb::unabsorbValue), KernelRef.of(GpuProjections::unabsorbValue))
                     .grid(a -> a.i("heads") * a.i("dv"), GpuProjections.LOCAL),
+            // the same for bf16 and block-scaled FP8 weights
+            Substitution.replace(KernelRef.of(Projections::matVecBf16), KernelRef.of(GpuWeightProjections::matVecBf16))
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Projections::matVecFp8), KernelRef.of(GpuWeightProjections::matVecFp8))
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Projections::matMulBf16), KernelRef.of(GpuWeightProjections::matMulBf16))
+                    .when(a -> a.i("rows") <= GpuProjections.MAX_ROWS)
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Projections::matMulFp8), KernelRef.of(GpuWeightProjections::matMulFp8))
+                    .when(a -> a.i("rows") <= GpuProjections.MAX_ROWS)
+                    .grid(a -> a.i("out"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Absorb::unabsorbValueBf16), KernelRef.of(GpuWeightProjections::unabsorbValueBf16))
+                    .grid(a -> a.i("heads") * a.i("dv"), GpuProjections.LOCAL),
+            Substitution.replace(KernelRef.of(Absorb::unabsorbValueFp8), KernelRef.of(GpuWeightProjections::unabsorbValueFp8))
+                    .grid(a -> a.i("heads") * a.i("dv"), GpuProjections.LOCAL),
             Substitution.replace(KernelRef.of(Norms::rmsNorm), KernelRef.of(GpuNorms::rmsNorm))
                     .grid(a -> a.i("rows"), GpuNorms.LOCAL),
             Substitution.replace(KernelRef.of(Softmax::softmax), KernelRef.of(GpuAttention::softmax))

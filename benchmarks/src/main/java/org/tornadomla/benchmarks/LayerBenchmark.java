@@ -22,14 +22,17 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.WeightDtype;
 
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The whole layer (projections, RoPE, cache append, attention, o_proj) with DeepSeek-V3's geometry
- * (hidden 7168, 128 heads, q_lora_rank 1536; about 1 GB of f32 weights): one decode step over a cache of
- * {@code context} tokens, and a prefill of {@code prefill} tokens into an empty cache.
+ * (hidden 7168, 128 heads, q_lora_rank 1536): one decode step over a cache of {@code context} tokens, and a
+ * prefill of {@code prefill} tokens into an empty cache. {@code weights} is how the projection weights are
+ * held: f32 (748 MB), bf16 (374 MB) or fp8 (187 MB, DeepSeek's 128x128-block-scaled e4m3, here the seeded
+ * random weights quantised).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -50,6 +53,8 @@ public class LayerBenchmark {
     public String path;
     @Param({"java-fast"})
     public String backend;
+    @Param({"f32", "bf16", "fp8"})
+    public String weights;
 
     MlaLayer layer;
     LatentCache decodeCache, prefillCache;
@@ -59,7 +64,7 @@ public class LayerBenchmark {
     @Setup(Level.Trial)
     public void setup() {
         MlaConfig c = MlaConfig.deepseekV3();
-        layer = new MlaLayer(MlaWeights.random(c, 1), Backends.create(backend));
+        layer = new MlaLayer(MlaWeights.random(c, 1).to(WeightDtype.parse(weights)), Backends.create(backend));
         opt = AttentionOptions.of(AttentionPath.parse(path));
         CacheDtype dt = CacheDtype.parse(dtype);
         SplittableRandom rnd = new SplittableRandom(2);
