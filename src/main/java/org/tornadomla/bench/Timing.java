@@ -4,18 +4,21 @@ import java.util.Arrays;
 
 /**
  * The one timing harness of {@code mla bench}, {@code mla ladder} and the whole-layer measurement, shaped like
- * a JMH average-time run in one fork: a warm-up (at least one run, and until a fifth of the budget has passed,
- * so the JIT and TornadoVM's compiler are done), then timed runs until the budget is spent (at least
+ * a JMH average-time run in one fork: a warm-up (at least one run, and until a fifth of the budget but at least
+ * 1.5 s, or the whole budget if it is shorter, has passed: C2 compiles java-fast's micro-kernels during the
+ * first second, TornadoVM its kernels on the first run), then timed runs until the budget is spent (at least
  * {@code minIterations}), each timed on its own. The mean is what the tables report (JMH's score); the median
  * and the best show how noisy the machine was.
  */
 public record Timing(double meanMs, double medianMs, double bestMs, int iterations) {
+    /** The shortest warm-up of a budget at least this long. */
+    static final double WARM_UP_MS = 1500;
 
     public static Timing measure(Runnable step, double budgetMs, int minIterations) {
         long w0 = System.nanoTime();
         do {
             step.run();
-        } while ((System.nanoTime() - w0) / 1e6 < budgetMs / 5);
+        } while ((System.nanoTime() - w0) / 1e6 < Math.max(budgetMs / 5, Math.min(budgetMs, WARM_UP_MS)));
         long[] ns = new long[64];
         int n = 0;
         long start = System.nanoTime();

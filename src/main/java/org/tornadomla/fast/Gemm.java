@@ -60,29 +60,20 @@ final class Gemm {
      * of L; qt from q0 is [w, hp], k rows are w apart).
      */
     static void scores(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
-        int vecs = hp / L, paired = vecs / 2 * 2;
-        if (paired > 0) {
-            // a block of cached rows against every head group before the next block: the rows stay in L1
-            int j = 0;
-            for (; j + 6 <= n; j += 6) {
+        int vecs = hp / L, j = 0;
+        if (vecs == 1) {
+            // a single head vector (H ≤ 16): 12 rows at a time
+            for (; j + 12 <= n; j += 12) s12x1(qt, hp, q0, k, off + j * w, w, st, s0 + j * hp);
+        } else {
+            // a block of 8 cached rows against every head group before the next block: the rows stay in L1
+            for (; j + 8 <= n; j += 8) {
                 int ko = off + j * w, so = s0 + j * hp, v0 = 0;
-                for (; v0 + 4 <= paired; v0 += 4) s6x4(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
-                if (v0 < paired) s6x2(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+                for (; v0 + 3 <= vecs; v0 += 3) s8x3(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+                if (vecs - v0 == 2) s8x2(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+                else if (vecs - v0 == 1) s8x1(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
             }
-            if (j + 4 <= n && paired >= 4) {
-                int ko = off + j * w, so = s0 + j * hp, v0 = 0;
-                for (; v0 + 4 <= paired; v0 += 4) s4x4(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
-                for (int r = 0; r < 4 && v0 < paired; r++) scoresRow(qt, hp, q0 + v0 * L, paired - v0, k, ko + r * w, w, st, so + r * hp + v0 * L);
-                j += 4;
-            }
-            for (; j < n; j++) scoresRow(qt, hp, q0, paired, k, off + j * w, w, st, s0 + j * hp);
         }
-        if (paired < vecs) {
-            // the last single head vector (all of H = 16): 12 rows at a time
-            int h0 = paired * L, j = 0;
-            for (; j + 12 <= n; j += 12) s12x1(qt, hp, q0 + h0, k, off + j * w, w, st, s0 + j * hp + h0);
-            for (; j < n; j++) scoresRow(qt, hp, q0 + h0, 1, k, off + j * w, w, st, s0 + j * hp + h0);
-        }
+        for (; j < n; j++) scoresRow(qt, hp, q0, vecs, k, off + j * w, w, st, s0 + j * hp);
     }
 
     /** One cached row against nv head vectors (the rows left over by the blocks); qt's head h0 of column 0 at h0. */
@@ -131,63 +122,44 @@ final class Gemm {
         a3.intoArray(o, o0 + 3 * L);
     }
 
-    /** 6 rows × 4 head vectors: 24 accumulators; per latent column 4 loads of Qᵀ and 6 broadcasts of K for 24 FMAs. */
-    private static void s6x4(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a40 = a00, a41 = a00, a42 = a00, a43 = a00, a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+    /** 8 rows × 3 head vectors: 24 accumulators; per latent column 3 loads of Qᵀ and 8 broadcasts of K for 24 FMAs. */
+    private static void s8x3(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00, a40 = a00, a41 = a00, a42 = a00, a50 = a00, a51 = a00, a52 = a00, a60 = a00, a61 = a00, a62 = a00, a70 = a00, a71 = a00, a72 = a00;
         for (int c = 0; c < w; c++) {
             int q = c * hp + h0;
             FloatVector q0 = FloatVector.fromArray(F, qt, q);
             FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
             FloatVector q2 = FloatVector.fromArray(F, qt, q + 2 * L);
-            FloatVector q3 = FloatVector.fromArray(F, qt, q + 3 * L);
             FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
-            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01); a02 = q2.fma(b0, a02); a03 = q3.fma(b0, a03);
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01); a02 = q2.fma(b0, a02);
             FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
-            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11); a12 = q2.fma(b1, a12); a13 = q3.fma(b1, a13);
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11); a12 = q2.fma(b1, a12);
             FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
-            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21); a22 = q2.fma(b2, a22); a23 = q3.fma(b2, a23);
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21); a22 = q2.fma(b2, a22);
             FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
-            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31); a32 = q2.fma(b3, a32); a33 = q3.fma(b3, a33);
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31); a32 = q2.fma(b3, a32);
             FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * w + c]);
-            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41); a42 = q2.fma(b4, a42); a43 = q3.fma(b4, a43);
+            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41); a42 = q2.fma(b4, a42);
             FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
-            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51); a52 = q2.fma(b5, a52); a53 = q3.fma(b5, a53);
+            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51); a52 = q2.fma(b5, a52);
+            FloatVector b6 = FloatVector.broadcast(F, k[off + 6 * w + c]);
+            a60 = q0.fma(b6, a60); a61 = q1.fma(b6, a61); a62 = q2.fma(b6, a62);
+            FloatVector b7 = FloatVector.broadcast(F, k[off + 7 * w + c]);
+            a70 = q0.fma(b7, a70); a71 = q1.fma(b7, a71); a72 = q2.fma(b7, a72);
         }
-        a00.intoArray(st, s0); a01.intoArray(st, s0 + L); a02.intoArray(st, s0 + 2 * L); a03.intoArray(st, s0 + 3 * L);
-        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L); a12.intoArray(st, s0 + hp + 2 * L); a13.intoArray(st, s0 + hp + 3 * L);
-        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L); a22.intoArray(st, s0 + 2 * hp + 2 * L); a23.intoArray(st, s0 + 2 * hp + 3 * L);
-        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L); a32.intoArray(st, s0 + 3 * hp + 2 * L); a33.intoArray(st, s0 + 3 * hp + 3 * L);
-        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L); a42.intoArray(st, s0 + 4 * hp + 2 * L); a43.intoArray(st, s0 + 4 * hp + 3 * L);
-        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L); a52.intoArray(st, s0 + 5 * hp + 2 * L); a53.intoArray(st, s0 + 5 * hp + 3 * L);
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + L); a02.intoArray(st, s0 + 2 * L);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L); a12.intoArray(st, s0 + hp + 2 * L);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L); a22.intoArray(st, s0 + 2 * hp + 2 * L);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L); a32.intoArray(st, s0 + 3 * hp + 2 * L);
+        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L); a42.intoArray(st, s0 + 4 * hp + 2 * L);
+        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L); a52.intoArray(st, s0 + 5 * hp + 2 * L);
+        a60.intoArray(st, s0 + 6 * hp); a61.intoArray(st, s0 + 6 * hp + L); a62.intoArray(st, s0 + 6 * hp + 2 * L);
+        a70.intoArray(st, s0 + 7 * hp); a71.intoArray(st, s0 + 7 * hp + L); a72.intoArray(st, s0 + 7 * hp + 2 * L);
     }
 
-    /** 4 rows × 4 head vectors: 16 accumulators; per latent column 4 loads of Qᵀ and 4 broadcasts of K for 16 FMAs. */
-    private static void s4x4(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-        for (int c = 0; c < w; c++) {
-            int q = c * hp + h0;
-            FloatVector q0 = FloatVector.fromArray(F, qt, q);
-            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
-            FloatVector q2 = FloatVector.fromArray(F, qt, q + 2 * L);
-            FloatVector q3 = FloatVector.fromArray(F, qt, q + 3 * L);
-            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
-            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01); a02 = q2.fma(b0, a02); a03 = q3.fma(b0, a03);
-            FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
-            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11); a12 = q2.fma(b1, a12); a13 = q3.fma(b1, a13);
-            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
-            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21); a22 = q2.fma(b2, a22); a23 = q3.fma(b2, a23);
-            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
-            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31); a32 = q2.fma(b3, a32); a33 = q3.fma(b3, a33);
-        }
-        a00.intoArray(st, s0); a01.intoArray(st, s0 + L); a02.intoArray(st, s0 + 2 * L); a03.intoArray(st, s0 + 3 * L);
-        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L); a12.intoArray(st, s0 + hp + 2 * L); a13.intoArray(st, s0 + hp + 3 * L);
-        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L); a22.intoArray(st, s0 + 2 * hp + 2 * L); a23.intoArray(st, s0 + 2 * hp + 3 * L);
-        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L); a32.intoArray(st, s0 + 3 * hp + 2 * L); a33.intoArray(st, s0 + 3 * hp + 3 * L);
-    }
-
-    /** 6 rows × 2 head vectors: 12 accumulators; per latent column 2 loads of Qᵀ and 6 broadcasts of K for 12 FMAs. */
-    private static void s6x2(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+    /** 8 rows × 2 head vectors: 16 accumulators; per latent column 2 loads of Qᵀ and 8 broadcasts of K for 16 FMAs. */
+    private static void s8x2(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
         for (int c = 0; c < w; c++) {
             int q = c * hp + h0;
             FloatVector q0 = FloatVector.fromArray(F, qt, q);
@@ -204,6 +176,10 @@ final class Gemm {
             a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41);
             FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
             a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51);
+            FloatVector b6 = FloatVector.broadcast(F, k[off + 6 * w + c]);
+            a60 = q0.fma(b6, a60); a61 = q1.fma(b6, a61);
+            FloatVector b7 = FloatVector.broadcast(F, k[off + 7 * w + c]);
+            a70 = q0.fma(b7, a70); a71 = q1.fma(b7, a71);
         }
         a00.intoArray(st, s0); a01.intoArray(st, s0 + L);
         a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
@@ -211,6 +187,41 @@ final class Gemm {
         a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
         a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L);
         a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L);
+        a60.intoArray(st, s0 + 6 * hp); a61.intoArray(st, s0 + 6 * hp + L);
+        a70.intoArray(st, s0 + 7 * hp); a71.intoArray(st, s0 + 7 * hp + L);
+    }
+
+    /** 8 rows × 1 head vector: 8 accumulators; per latent column 1 load of Qᵀ and 8 broadcasts of K for 8 FMAs. */
+    private static void s8x1(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a10 = a00, a20 = a00, a30 = a00, a40 = a00, a50 = a00, a60 = a00, a70 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + w + c]);
+            a10 = q0.fma(b1, a10);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * w + c]);
+            a20 = q0.fma(b2, a20);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * w + c]);
+            a30 = q0.fma(b3, a30);
+            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * w + c]);
+            a40 = q0.fma(b4, a40);
+            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * w + c]);
+            a50 = q0.fma(b5, a50);
+            FloatVector b6 = FloatVector.broadcast(F, k[off + 6 * w + c]);
+            a60 = q0.fma(b6, a60);
+            FloatVector b7 = FloatVector.broadcast(F, k[off + 7 * w + c]);
+            a70 = q0.fma(b7, a70);
+        }
+        a00.intoArray(st, s0);
+        a10.intoArray(st, s0 + hp);
+        a20.intoArray(st, s0 + 2 * hp);
+        a30.intoArray(st, s0 + 3 * hp);
+        a40.intoArray(st, s0 + 4 * hp);
+        a50.intoArray(st, s0 + 5 * hp);
+        a60.intoArray(st, s0 + 6 * hp);
+        a70.intoArray(st, s0 + 7 * hp);
     }
 
     /** 12 rows × 1 head vectors: 12 accumulators; per latent column 1 loads of Qᵀ and 12 broadcasts of K for 12 FMAs. */
