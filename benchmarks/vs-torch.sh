@@ -2,8 +2,9 @@
 # java-fast against PyTorch with an optimised BLAS, side by side in one run on this machine: the FMA peak and
 # read bandwidth (Java's and C's), then for each round java-fast (./mla bench) and PyTorch
 # (pytorch/yardstick.sh: OpenBLAS and jemalloc for that process only) on the same shapes and thread count,
-# alternately; the best of the rounds per backend and shape, and the ratio PyTorch / java-fast (> 1: java-fast
-# is faster). Results: target/vs-torch/{java-N.csv,torch-N.csv,summary.md}.
+# alternately; per round and backend the mean ms of the timed runs after warm-up (the same statistic on both
+# sides), then the best round per backend and shape, and the ratio PyTorch / java-fast (> 1: java-fast is
+# faster). Results: target/vs-torch/{java-N.csv,torch-N.csv,summary.md}.
 #
 # Usage: benchmarks/vs-torch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS]
 #   defaults: 3 rounds; shapes 1:128:4096, 8:128:4096, 1:16:16384; 2000 ms timed per shape and backend.
@@ -56,6 +57,6 @@ for s in shapes:
     ratio = lambda j: "-" if (j is None or t is None) else f"{t / j:.2f}×"
     lines.append(f"| B{s[0]} H{s[1]} T{s[2]} | {fmt(t)} | {fmt(a)} | {ratio(a)} | {fmt(ti)} | {ratio(ti)} |")
 text = "\n".join(lines)
-print("\nbest of all rounds; ratio = PyTorch ms / java-fast ms (above 1: java-fast is faster)\n" + text)
+print("\nms per step: the mean of each round's timed runs, best round; ratio = PyTorch ms / java-fast ms (above 1: java-fast is faster)\n" + text)
 open(os.path.join(out, "summary.md"), "w").write(text + "\n")
 PY

@@ -28,7 +28,7 @@ public final class FastAbsorb {
 
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             int w0 = h * (dn + dv) * dc;                       // W^UK_h's first row
             for (int r = 0; r < rows; r++) {
                 int rh = r * heads + h, qo = rh * (dn + dr), out = rh * dc;
@@ -67,7 +67,7 @@ public final class FastAbsorb {
 
     /** o[r, h, v] = Σ_c W^UV_h[v, c]·o_lat[r, h, c] ({@link org.tornadomla.kernels.Absorb#unabsorbValue}). */
     public static void unabsorbValue(float[] oLat, float[] wkvB, float[] o, int rows, int heads, int dn, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             int w0 = (h * (dn + dv) + dn) * dc;                // W^UV_h's first row
             for (int r = 0; r < rows; r++) {
                 int rh = r * heads + h, x = rh * dc;

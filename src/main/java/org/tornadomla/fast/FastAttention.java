@@ -31,8 +31,8 @@ public final class FastAttention {
 
     /** Cached rows per tile: 64 rows of 576 floats (147 KB) stay in L2 while every head uses them. */
     static final int TILE = 64;
-    /** Latent dims per values task. */
-    static final int DIMS = 64;
+    /** Latent dims per values task, and latent columns of Qᵀ per packing task. */
+    static final int DIMS = 64, PACK = 64;
 
     private static final ThreadLocal<float[]> QT = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);
@@ -42,7 +42,11 @@ public final class FastAttention {
     static float[] packQueries(float[] qLat, float[] q, int rows, int heads, int dn, int dr, int dc, float scale, int hp) {
         int w = dc + dr;
         float[] qt = Vec.scratch(QT, rows * w * hp);
-        IntStream.range(0, rows).parallel().forEach(r -> Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, r * w * hp, hp));
+        int blocks = (w + PACK - 1) / PACK;                   // latent columns per task: a 64 × hp block stays in L1
+        Parallel.forEach(rows * blocks, t -> {
+            int r = t / blocks, c0 = (t % blocks) * PACK;
+            Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, r * w * hp, hp, c0, Math.min(w, c0 + PACK));
+        });
         return qt;
     }
 
@@ -51,8 +55,8 @@ public final class FastAttention {
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads);
         float[] qt = packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
-        int pieces = Workers.piecesPerItem(rows);
-        IntStream.range(0, rows * pieces).parallel().forEach(task -> {
+        int pieces = Parallel.piecesPerItem(rows);
+        Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
@@ -73,7 +77,7 @@ public final class FastAttention {
     }
 
     public static void softmax(float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads) {
-        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+        Parallel.forEach(batch * tokens * heads, rh -> {
             int r = rh / heads;
             int len = seqStart[r / tokens] + r % tokens + 1;
             int base = rh * capacity;
@@ -104,7 +108,7 @@ public final class FastAttention {
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                       int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
         int w = dc + dr, rows = batch * tokens, blocks = (dc + DIMS - 1) / DIMS;
-        IntStream.range(0, rows * blocks).parallel().forEach(task -> {
+        Parallel.forEach(rows * blocks, task -> {
             int r = task / blocks, c0 = (task % blocks) * DIMS, c1 = Math.min(dc, c0 + DIMS);
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
             int o0 = r * heads * dc;

@@ -68,48 +68,58 @@ public final class FastExecutor extends JvmExecutor {
         static final Map<Method, MethodHandle> HANDLES = handles(KERNELS);
     }
 
-    /** Where the kernels' parallel loops run: null for the JVM's common ForkJoin pool. */
+    /** The caller's ForkJoin pool, or null. */
     private final ForkJoinPool pool;
-    /** Whether {@link #close()} shuts the pool down (it was made here). */
-    private final boolean ownsPool;
+    /** The spinning pool the kernels' loops run on when no ForkJoin pool was given (shared, or this executor's own). */
+    private final SpinPool spin;
+    /** Whether {@link #close()} stops {@link #spin} (it was made for this executor). */
+    private final boolean ownsSpin;
 
-    /** On the JVM's common ForkJoin pool (as many workers as cores, shared with other parallel streams). */
+    /** The pool of every {@code new FastExecutor()}: one thread per core, made on first use. */
+    private static final class Shared {
+        static final SpinPool POOL = new SpinPool(Runtime.getRuntime().availableProcessors(), "java-fast");
+    }
+
+    /** On every core (a spinning pool shared by every executor made this way). */
     public FastExecutor() {
-        this(null, false);
+        this(null, null, false);
     }
 
-    /** On a pool of its own with {@code threads} workers, shut down by {@link #close()}. */
+    /** On a spinning pool of its own with {@code threads} threads (the caller among them), stopped by {@link #close()}. */
     public FastExecutor(int threads) {
-        this(newPool(threads), true);
+        this(null, newSpin(threads), true);
     }
 
-    /** On the caller's pool (left running by {@link #close()}): the kernels' parallel loops use its workers. */
+    /** On the caller's ForkJoin pool (left running by {@link #close()}): the kernels' parallel loops use its workers. */
     public FastExecutor(ForkJoinPool pool) {
-        this(java.util.Objects.requireNonNull(pool, "pool"), false);
+        this(java.util.Objects.requireNonNull(pool, "pool"), null, false);
     }
 
-    private FastExecutor(ForkJoinPool pool, boolean ownsPool) {
+    private FastExecutor(ForkJoinPool pool, SpinPool spin, boolean ownsSpin) {
         if (!available()) {
-            if (ownsPool) pool.shutdown();
+            if (ownsSpin) spin.close();
             throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
                     + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
         }
         this.pool = pool;
-        this.ownsPool = ownsPool;
+        this.spin = pool != null ? null : spin != null ? spin : Shared.POOL;
+        this.ownsSpin = ownsSpin;
     }
 
-    private static ForkJoinPool newPool(int threads) {
+    private static SpinPool newSpin(int threads) {
         if (threads < 1 || threads > 32767) throw new MlaException("java-fast threads must be 1 … 32767, found " + threads);
-        return new ForkJoinPool(threads);
+        return new SpinPool(threads, "java-fast-own");
     }
 
     /**
-     * Runs the graph; with a pool of its own or the caller's, from inside that pool, where parallel streams
-     * (the kernels' parallel loops) run on the pool's workers.
+     * Runs the graph with the kernels' parallel loops on this executor's pool: the spinning pool (bound for
+     * the execution), or inside the caller's ForkJoin pool, where parallel streams use its workers.
      */
     @Override
     public void execute(KernelGraph graph, long[] taskNanos) {
-        if (pool == null || ForkJoinTask.getPool() == pool) {
+        if (spin != null) {
+            ScopedValue.where(Parallel.POOL, spin).run(() -> super.execute(graph, taskNanos));
+        } else if (ForkJoinTask.getPool() == pool) {
             super.execute(graph, taskNanos);
         } else {
             pool.invoke(ForkJoinTask.adapt(() -> super.execute(graph, taskNanos)));
@@ -118,7 +128,7 @@ public final class FastExecutor extends JvmExecutor {
 
     @Override
     public void close() {
-        if (ownsPool) pool.shutdown();
+        if (ownsSpin) spin.close();
     }
 
     /** Whether this JVM was started with the Vector API module. */
@@ -163,7 +173,7 @@ public final class FastExecutor extends JvmExecutor {
 
     @Override
     public int parallelism() {
-        return pool != null ? pool.getParallelism() : Runtime.getRuntime().availableProcessors();
+        return pool != null ? pool.getParallelism() : spin.threads();
     }
 
     @Override

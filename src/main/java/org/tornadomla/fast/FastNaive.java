@@ -19,7 +19,7 @@ public final class FastNaive {
     public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB, float[] kvFull,
                                   int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv), w = dc + dr;
-        IntStream.range(0, batch * capacity).parallel().forEach(bj -> {
+        Parallel.forEach(batch * capacity, bj -> {
             int b = bj / capacity, j = bj % capacity;
             if (j >= seqStart[b] + tokens) return;
             float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
@@ -33,7 +33,7 @@ public final class FastNaive {
                                    float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
                                    int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv), w = dc + dr;
-        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+        Parallel.forEach(batch * tokens * heads, rh -> {
             int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
             float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
             for (int j = 0; j < len; j++) {
@@ -49,7 +49,7 @@ public final class FastNaive {
     public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] seqStart, int batch, int tokens,
                                    int capacity, int heads, int dn, int dv) {
         int width = heads * (dn + dv);
-        IntStream.range(0, batch * tokens * heads).parallel().forEach(rh -> {
+        Parallel.forEach(batch * tokens * heads, rh -> {
             int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
             java.util.Arrays.fill(o, rh * dv, rh * dv + dv, 0f);
             for (int j = 0; j < len; j++) Vec.axpy(probs[rh * capacity + j], kvFull, (b * capacity + j) * width + h * (dn + dv) + dn, o, rh * dv, dv);

@@ -40,7 +40,7 @@ public final class FastOnlineSoftmax {
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
         int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
-        IntStream.range(0, rows * numSplits).parallel().forEach(task -> {
+        Parallel.forEach(rows * numSplits, task -> {
             int r = task / numSplits, s = task % numSplits;
             int b = r / tokens, len = seqStart[b] + r % tokens + 1;
             int chunk = (len + numSplits - 1) / numSplits, lo = s * chunk, hi = Math.min(len, lo + chunk);
@@ -104,7 +104,7 @@ public final class FastOnlineSoftmax {
 
     /** The split weights l_s·exp(m_s − max m) once per (row, head), then a vector sum of the split outputs. */
     public static void combine(float[] oPart, float[] mlPart, float[] oLat, int rows, int heads, int numSplits, int dc) {
-        IntStream.range(0, rows * heads).parallel().forEach(rh -> {
+        Parallel.forEach(rows * heads, rh -> {
             int part0 = rh * numSplits;
             float mMax = 0f;
             boolean seen = false;

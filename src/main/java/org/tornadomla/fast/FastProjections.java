@@ -15,14 +15,14 @@ public final class FastProjections {
     }
 
     public static void matVec(float[] x, float[] w, float[] y, int in, int out) {
-        IntStream.range(0, (out + 15) / 16).parallel().forEach(blk -> {
+        Parallel.forEach((out + 15) / 16, blk -> {
             for (int o = blk * 16; o < Math.min(out, blk * 16 + 16); o++) y[o] = Vec.dot(w, o * in, x, 0, in);
         });
     }
 
     /** Each weight row is read once and dotted with every token row. */
     public static void matMul(float[] x, float[] w, float[] y, int rows, int in, int out) {
-        IntStream.range(0, (out + 15) / 16).parallel().forEach(blk -> {
+        Parallel.forEach((out + 15) / 16, blk -> {
             for (int o = blk * 16; o < Math.min(out, blk * 16 + 16); o++) {
                 for (int r = 0; r < rows; r++) y[r * out + o] = Vec.dot(w, o * in, x, r * in, in);
             }

@@ -40,18 +40,20 @@ final class Gemm {
     }
 
     /**
-     * Qᵀ of token row r for {@link #scores}: qt[q0 + c·hp + h] = scale·[q_lat | q_pe][r, h, c], c &lt; d_c + d_r,
-     * heads padded with zeros to hp. The softmax scale is folded in here, once per step.
+     * Columns [c0, c1) of Qᵀ of token row r for {@link #scores}: qt[q0 + c·hp + h] = scale·[q_lat | q_pe][r, h, c],
+     * c &lt; d_c + d_r, heads padded with zeros to hp. The softmax scale is folded in here, once per step; each
+     * written row of Qᵀ is contiguous.
      */
-    static void packQuery(float[] qLat, float[] q, int r, int heads, int dn, int dr, int dc, float scale, float[] qt, int q0, int hp) {
-        int w = dc + dr;
-        for (int h = 0; h < heads; h++) {
-            int rh = r * heads + h;
-            for (int c = 0; c < dc; c++) qt[q0 + c * hp + h] = scale * qLat[rh * dc + c];
-            for (int d = 0; d < dr; d++) qt[q0 + (dc + d) * hp + h] = scale * q[rh * (dn + dr) + dn + d];
-        }
-        for (int h = heads; h < hp; h++) {
-            for (int c = 0; c < w; c++) qt[q0 + c * hp + h] = 0f;
+    static void packQuery(float[] qLat, float[] q, int r, int heads, int dn, int dr, int dc, float scale, float[] qt, int q0, int hp,
+                          int c0, int c1) {
+        for (int c = c0; c < c1; c++) {
+            int row = q0 + c * hp;
+            if (c < dc) {
+                for (int h = 0; h < heads; h++) qt[row + h] = scale * qLat[(r * heads + h) * dc + c];
+            } else {
+                for (int h = 0; h < heads; h++) qt[row + h] = scale * q[(r * heads + h) * (dn + dr) + dn + c - dc];
+            }
+            for (int h = heads; h < hp; h++) qt[row + h] = 0f;
         }
     }
 

@@ -288,7 +288,7 @@ public final class WeightKernels {
     // ------------------------------------------------------------------ projections
 
     public static void matVecBf16(float[] x, short[] w, float[] pow2, float[] y, int in, int out) {
-        IntStream.range(0, (out + ROWS_PER_TASK - 1) / ROWS_PER_TASK).parallel().forEach(blk -> {
+        Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) dot4Bf16(w, o, in, x, 0, y, o, 1);
             for (; o < end; o++) y[o] = dotBf16(w, o, in, x, 0);
@@ -297,7 +297,7 @@ public final class WeightKernels {
 
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulBf16(float[] x, short[] w, float[] pow2, float[] y, int rows, int in, int out) {
-        IntStream.range(0, (out + ROWS_PER_TASK - 1) / ROWS_PER_TASK).parallel().forEach(blk -> {
+        Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             float[] buf = rowBuffer(4 * in);
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
@@ -312,7 +312,7 @@ public final class WeightKernels {
     }
 
     public static void matVecFp8(float[] x, byte[] w, float[] scales, float[] pow2, float[] y, int in, int out) {
-        IntStream.range(0, (out + ROWS_PER_TASK - 1) / ROWS_PER_TASK).parallel().forEach(blk -> {
+        Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) dot4Fp8(w, scales, o, in, x, 0, y, o, 1);
             for (; o < end; o++) y[o] = dotFp8(w, scales, o, in, x, 0);
@@ -321,7 +321,7 @@ public final class WeightKernels {
 
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulFp8(float[] x, byte[] w, float[] scales, float[] pow2, float[] y, int rows, int in, int out) {
-        IntStream.range(0, (out + ROWS_PER_TASK - 1) / ROWS_PER_TASK).parallel().forEach(blk -> {
+        Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             float[] buf = rowBuffer(4 * in);
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
@@ -338,7 +338,7 @@ public final class WeightKernels {
     // ------------------------------------------------------------------ absorption (one task per head, as the f32 kernels)
 
     public static void absorbQueryBf16(float[] q, short[] wkvB, float[] pow2, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
             for (int d = 0; d < dn; d++) {
@@ -353,7 +353,7 @@ public final class WeightKernels {
 
     public static void absorbQueryFp8(float[] q, byte[] wkvB, float[] scales, float[] pow2, float[] qLat, int rows, int heads,
                                       int dn, int dr, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
             for (int d = 0; d < dn; d++) {
@@ -367,7 +367,7 @@ public final class WeightKernels {
     }
 
     public static void unabsorbValueBf16(float[] oLat, short[] wkvB, float[] pow2, float[] o, int rows, int heads, int dn, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             int v0 = 0;
             if (rows == 1) {                                 // a decode step: four rows of W^UV at once, decoded on the fly
@@ -385,7 +385,7 @@ public final class WeightKernels {
 
     public static void unabsorbValueFp8(float[] oLat, byte[] wkvB, float[] scales, float[] pow2, float[] o, int rows, int heads,
                                         int dn, int dv, int dc) {
-        IntStream.range(0, heads).parallel().forEach(h -> {
+        Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             int v0 = 0;
             if (rows == 1) {                                 // a decode step: four rows of W^UV at once, decoded on the fly
@@ -404,7 +404,7 @@ public final class WeightKernels {
     // ------------------------------------------------------------------ whole matrices (the NAIVE path's kv_b_proj)
 
     public static void fromBf16(short[] w, float[] pow2, float[] out, int rows, int cols) {
-        IntStream.range(0, rows).parallel().forEach(o -> {
+        Parallel.forEach(rows, o -> {
             int i = 0;
             for (; i <= cols - L; i += L) bf16(w, o * cols + i).intoArray(out, o * cols + i);
             for (; i < cols; i++) out[o * cols + i] = bf16(w[o * cols + i]);
@@ -412,7 +412,7 @@ public final class WeightKernels {
     }
 
     public static void fromFp8(byte[] w, float[] scales, float[] pow2, float[] out, int rows, int cols) {
-        IntStream.range(0, rows).parallel().forEach(o -> {
+        Parallel.forEach(rows, o -> {
             float[] buf = rowBuffer(cols);
             decodeRowFp8(w, scales, o, cols, buf);
             System.arraycopy(buf, 0, out, o * cols, cols);

@@ -1,0 +1,126 @@
+package org.tornadomla.fast;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
+
+/**
+ * A parallel-for for java-fast's kernels whose workers stay awake between kernels: after a job they spin
+ * (Thread.onSpinWait) for {@link #SPIN_MS} before they park. A decode step is a handful of kernels of 0.05 – 3 ms
+ * each; a parked thread can take a millisecond to wake on a virtual machine (measured here: two threads
+ * starting one half each of a 2.6 ms kernel finished after 2.8 ms, not 1.3), which costs more than the
+ * kernel gains from the second core. OpenMP runtimes spin the same way (PyTorch's included).
+ *
+ * <p>The caller runs indices too; a worker that is asked for nested parallelism runs it inline, and so does a
+ * second caller while a job runs (one pool may serve several executors' threads). The first exception of a
+ * job is rethrown in the caller after every index has finished.
+ */
+final class SpinPool implements AutoCloseable {
+    /** How long an idle worker spins before it parks (system property tornadomla.fast.spinMs). */
+    static final long SPIN_MS = Long.getLong("tornadomla.fast.spinMs", 50);
+
+    private static final class Job {
+        final int n;
+        final IntConsumer body;
+        final AtomicInteger next = new AtomicInteger(), done = new AtomicInteger();
+        volatile Throwable error;
+
+        Job(int n, IntConsumer body) {
+            this.n = n;
+            this.body = body;
+        }
+
+        void work() {
+            int i;
+            while ((i = next.getAndIncrement()) < n) {
+                try {
+                    body.accept(i);
+                } catch (Throwable t) {
+                    if (error == null) error = t;
+                } finally {
+                    done.incrementAndGet();
+                }
+            }
+        }
+    }
+
+    private final Thread[] workers;
+    private final long spinNanos;
+    private volatile Job job;
+    private volatile boolean closed;
+    /** One job at a time: a second caller meanwhile (another graph on another thread) runs its loop inline. */
+    private final java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final ThreadLocal<SpinPool> INSIDE = new ThreadLocal<>();
+
+    /** A pool of {@code threads} (the caller counts as one: threads − 1 workers are started). */
+    SpinPool(int threads, String name) {
+        this.spinNanos = SPIN_MS * 1_000_000;
+        this.workers = new Thread[Math.max(0, threads - 1)];
+        for (int t = 0; t < workers.length; t++) {
+            workers[t] = new Thread(this::loop, name + "-" + (t + 1));
+            workers[t].setDaemon(true);
+            workers[t].start();
+        }
+    }
+
+    int threads() {
+        return workers.length + 1;
+    }
+
+    /** body(i) for i = 0 … n−1, spread over the caller and the workers; returns when all are done. */
+    void forEach(int n, IntConsumer body) {
+        if (n <= 0) return;
+        if (n == 1 || workers.length == 0 || INSIDE.get() == this || closed || !busy.compareAndSet(false, true)) {
+            for (int i = 0; i < n; i++) body.accept(i);
+            return;
+        }
+        try {
+            runJob(n, body);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    private void runJob(int n, IntConsumer body) {
+        Job j = new Job(n, body);
+        job = j;
+        for (Thread w : workers) LockSupport.unpark(w);      // parked ones wake; spinning ones see the job anyway
+        INSIDE.set(this);
+        try {
+            j.work();
+        } finally {
+            INSIDE.remove();
+        }
+        while (j.done.get() < n) Thread.onSpinWait();
+        if (job == j) job = null;
+        Throwable e = j.error;
+        if (e instanceof RuntimeException r) throw r;
+        if (e instanceof Error err) throw err;
+        if (e != null) throw new IllegalStateException(e);
+    }
+
+    private void loop() {
+        INSIDE.set(this);
+        Job last = null;
+        long idleSince = System.nanoTime();
+        while (!closed) {
+            Job j = job;
+            if (j != null && j != last) {
+                j.work();
+                last = j;
+                idleSince = System.nanoTime();
+            } else if (System.nanoTime() - idleSince < spinNanos) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.park(this);
+                idleSince = System.nanoTime();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (Thread w : workers) LockSupport.unpark(w);
+    }
+}
