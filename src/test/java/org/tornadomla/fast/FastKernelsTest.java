@@ -17,27 +17,34 @@ import org.tornadomla.kernels.Softmax;
  * Relative error ≤ 1e-4 (the sums are taken in another order).
  */
 class FastKernelsTest {
-    static final int DN = 8, DR = 16, B = 2, T = 2;
+    static final int DN = 8, DR = 16;
 
     @Test
     void scoresSoftmaxValuesAndSplitsMatchTheReference() {
         for (int heads : new int[] {3, 16, 32, 40, 64, 72, 136}) {
             for (int dc : new int[] {96, 64}) {
                 for (CacheDtype dt : CacheDtype.values()) {
-                    check(heads, dc, dt, 150);
+                    check(heads, dc, dt, 150, 2, 2);
                 }
             }
         }
     }
 
-    private static void check(int heads, int dc, CacheDtype dt, int cap) {
-        String what = "H=" + heads + " dc=" + dc + " " + dt;
+    @Test
+    void oneTokenRowCutIntoPiecesOfTheContext() {
+        // batch 1, one token: the kernels cut the context into pieces per thread and add the parts' sums
+        for (CacheDtype dt : CacheDtype.values()) check(128, 64, dt, 700, 1, 1);
+        check(16, 96, CacheDtype.F32, 1000, 1, 1);
+    }
+
+    private static void check(int heads, int dc, CacheDtype dt, int cap, int B, int T) {
+        String what = "H=" + heads + " dc=" + dc + " " + dt + " B=" + B + " T=" + T;
         MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
         LatentCache cache = new LatentCache(c, B, cap, dt);
         for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(11 + b, cap * dc), TestData.gaussian(21 + b, cap * DR));
         int rows = B * T;
         float[] qLat = TestData.gaussian(1, rows * heads * dc), q = TestData.gaussian(2, rows * heads * (DN + DR));
-        int[] seqStart = {cap - T - 7, 61};   // contexts of 145 … 146 and 62 … 63: partial tiles and blocks
+        int[] seqStart = java.util.Arrays.copyOf(new int[] {cap - T - 7, 61}, B);   // partial tiles and blocks, different lengths
         float scale = 0.09f;
         float[] f = cache.floats();
         short[] h = cache.halves();
