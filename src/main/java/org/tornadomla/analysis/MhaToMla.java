@@ -13,6 +13,58 @@ public final class MhaToMla {
     }
 
     /**
+     * The MLA-form factors of a rank-r joint SVD of [W_K; W_V] ({@code kvRows} rows each): the down-projection
+     * W_DKV [r, hidden] (DeepSeek's kv_a_proj without the rope part) and the up-projections W_UK and W_UV
+     * [kvRows, r] (the two halves of kv_b_proj).
+     */
+    public record Factors(int rank, float[] wDkv, float[] wUk, float[] wUv) {
+    }
+
+    /** Splits {@link LowRank#factors}'s [2·kvRows, r] up-projection into its key and value halves. */
+    public static Factors factors(LowRank svd, int rank, int kvRows) {
+        float[][] f = svd.factors(rank);
+        if (f[1].length != 2 * kvRows * rank) {
+            throw new IllegalArgumentException("the factored matrix has " + f[1].length / rank + " rows, expected 2 × " + kvRows);
+        }
+        return new Factors(rank, f[0], java.util.Arrays.copyOfRange(f[1], 0, kvRows * rank),
+                java.util.Arrays.copyOfRange(f[1], kvRows * rank, 2 * kvRows * rank));
+    }
+
+    /**
+     * An MHA/GQA layer's W_K and W_V [kvRows, hidden] whose stacked [W_K; W_V] has rank {@code rank} plus
+     * N(0, 1e-4²) noise: A·B with A ~ N(0, 1/rank) and B ~ N(0, 1/hidden), so rows have unit scale.
+     *
+     * @return {W_K, W_V}
+     */
+    public static float[][] plantedRankLayer(int kvRows, int hidden, int rank, long seed) {
+        if (kvRows < 1 || hidden < 1 || rank < 1 || rank > Math.min(2 * kvRows, hidden)) {
+            throw new IllegalArgumentException("rank must be in 1 … " + Math.min(2 * kvRows, hidden) + ", found " + rank);
+        }
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = org.tornadomla.weights.MlaWeights.gaussians(rnd, 2 * kvRows * rank, 1 / Math.sqrt(rank));
+        float[] b = org.tornadomla.weights.MlaWeights.gaussians(rnd, rank * hidden, 1 / Math.sqrt(hidden));
+        float[] noise = org.tornadomla.weights.MlaWeights.gaussians(rnd, 2 * kvRows * hidden, 1e-4);
+        float[] m = new float[2 * kvRows * hidden];
+        for (int i = 0; i < 2 * kvRows; i++) {
+            for (int k = 0; k < rank; k++) {
+                float av = a[i * rank + k];
+                for (int j = 0; j < hidden; j++) m[i * hidden + j] += av * b[k * hidden + j];
+            }
+        }
+        for (int i = 0; i < m.length; i++) m[i] += noise[i];
+        return new float[][] {java.util.Arrays.copyOfRange(m, 0, kvRows * hidden), java.util.Arrays.copyOfRange(m, kvRows * hidden, m.length)};
+    }
+
+    /** {@link #outputError(float[], float[], float[], float[], int, int, int, int, int, int, long)} for {@link Factors}. */
+    public static double outputError(float[] wk, float[] wv, Factors f, int hidden, int heads, int kvHeads, int headDim, int tokens, long seed) {
+        int kv = kvHeads * headDim;
+        float[] wu = new float[2 * kv * f.rank()];
+        System.arraycopy(f.wUk(), 0, wu, 0, f.wUk().length);
+        System.arraycopy(f.wUv(), 0, wu, f.wUk().length, f.wUv().length);
+        return outputError(wk, wv, f.wDkv(), wu, f.rank(), hidden, heads, kvHeads, headDim, tokens, seed);
+    }
+
+    /**
      * Relative error ||o' − o||_F / ||o||_F of causal attention over {@code tokens} random tokens (x ~ N(0,1),
      * queries ~ N(0,1), no RoPE) when K and V come from the factors instead of W_K and W_V.
      *

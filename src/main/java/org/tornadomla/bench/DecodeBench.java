@@ -98,10 +98,7 @@ public final class DecodeBench {
         }
         this.shape = shape;
         this.capacity = capacity;
-        MlaConfig base = MlaConfig.deepseekV3();
-        MlaConfig c = new MlaConfig(base.hiddenSize(), shape.heads(), base.qLoraRank(), base.kvLoraRank(), base.qkNopeHeadDim(),
-                base.qkRopeHeadDim(), base.vHeadDim(), base.ropeTheta(), base.rmsNormEps(), base.maxPositionEmbeddings(),
-                base.numHiddenLayers(), base.ropeScaling());
+        MlaConfig c = MlaConfig.deepseekV3().withHeads(shape.heads());
         SplittableRandom rnd = new SplittableRandom(seed);
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         if (shape.batch() < 1 || shape.context() < 1) throw new MlaException("batch and context must be >= 1, found " + shape.batch() + ", " + shape.context());

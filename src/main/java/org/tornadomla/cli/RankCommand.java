@@ -25,7 +25,6 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -177,19 +176,16 @@ public final class RankCommand implements Callable<Integer> {
             out.printf("wrote %s%n", chart);
         }
         if (toMla != null) {
-            int r = toMla;
-            float[][] f = lr.factors(r);
             int kvRows = rows / 2;
-            float[] wuk = java.util.Arrays.copyOfRange(f[1], 0, kvRows * r), wuv = java.util.Arrays.copyOfRange(f[1], kvRows * r, rows * r);
-            new SafeTensorsWriter().metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + r)
-                    .add(p + "kv_a_proj.weight", new long[] {r, cols}, f[0])
-                    .add(p + "k_up_proj.weight", new long[] {kvRows, r}, wuk)
-                    .add(p + "v_up_proj.weight", new long[] {kvRows, r}, wuv).write(output, inputs);
+            MhaToMla.Factors f = MhaToMla.factors(lr, toMla, kvRows);
+            new SafeTensorsWriter().metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + toMla)
+                    .add(p + "kv_a_proj.weight", new long[] {toMla, cols}, f.wDkv())
+                    .add(p + "k_up_proj.weight", new long[] {kvRows, toMla}, f.wUk())
+                    .add(p + "v_up_proj.weight", new long[] {kvRows, toMla}, f.wUv()).write(output, inputs);
             out.printf("%nwrote %s: W_DKV kv_a_proj [%d, %d], W_UK k_up_proj [%d, %d], W_UV v_up_proj [%d, %d]; cache per token and layer %d numbers instead of %d%n",
-                    output, r, cols, kvRows, r, kvRows, r, r, rows);
+                    output, toMla, cols, kvRows, toMla, kvRows, toMla, toMla, rows);
             if (heads != null) {
-                int kvh = kvRows / headDim;            // checked above to fit
-                double err = MhaToMla.outputError(wk, wv, f[0], f[1], r, cols, heads, kvh, headDim, 32, 7);
+                double err = MhaToMla.outputError(wk, wv, f, cols, heads, kvRows / headDim, headDim, 32, 7);   // heads checked above to fit
                 out.printf("attention-output error on 32 random tokens (no RoPE): %.3e relative to the original layer%n", err);
             } else {
                 out.printf("(pass --heads and --head-dim to measure the attention-output error)%n");
@@ -232,22 +228,11 @@ public final class RankCommand implements Callable<Integer> {
         if (plantedRank < 1 || plantedRank > Math.min(2 * kvRows, hidden)) {
             throw new MlaException("--planted-rank must be in 1 … " + Math.min(2 * kvRows, hidden) + ", found " + plantedRank);
         }
-        SplittableRandom rnd = new SplittableRandom(1);
-        float[] a = MlaWeights.gaussians(rnd, 2 * kvRows * plantedRank, 1 / Math.sqrt(plantedRank));
-        float[] b = MlaWeights.gaussians(rnd, plantedRank * hidden, 1 / Math.sqrt(hidden));
-        float[] noise = MlaWeights.gaussians(rnd, 2 * kvRows * hidden, 1e-4);
-        float[] m = new float[2 * kvRows * hidden];
-        for (int i = 0; i < 2 * kvRows; i++) {
-            for (int k = 0; k < plantedRank; k++) {
-                float av = a[i * plantedRank + k];
-                for (int j = 0; j < hidden; j++) m[i * hidden + j] += av * b[k * hidden + j];
-            }
-        }
-        for (int i = 0; i < m.length; i++) m[i] += noise[i];
+        float[][] kv = MhaToMla.plantedRankLayer(kvRows, hidden, plantedRank, 1);
         String p = MlaWeights.prefix(0);
         new SafeTensorsWriter().metadata("planted_rank", Integer.toString(plantedRank))
-                .add(p + "k_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, 0, kvRows * hidden))
-                .add(p + "v_proj.weight", new long[] {kvRows, hidden}, java.util.Arrays.copyOfRange(m, kvRows * hidden, m.length))
+                .add(p + "k_proj.weight", new long[] {kvRows, hidden}, kv[0])
+                .add(p + "v_proj.weight", new long[] {kvRows, hidden}, kv[1])
                 .write(output, List.of());
         out.printf("wrote %s: k_proj and v_proj [%d, %d] (%d KV heads × %d), [k_proj; v_proj] of rank %d plus 1e-4 noise%n",
                 output, kvRows, hidden, kvHeads, headDim, plantedRank);

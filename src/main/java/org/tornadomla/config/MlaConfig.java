@@ -135,6 +135,12 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
                 ropeTheta, rmsNormEps, maxPositionEmbeddings, numHiddenLayers, ropeScaling, fp8Weights);
     }
 
+    /** A copy with another number of query heads (decode shapes of a model cut across GPUs keep the rest). */
+    public MlaConfig withHeads(int heads) {
+        return new MlaConfig(hiddenSize, heads, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim,
+                ropeTheta, rmsNormEps, maxPositionEmbeddings, numHiddenLayers, ropeScaling, fp8Weights);
+    }
+
     /** A copy with or without the FP8 quantization_config (what the layer computes is the same). */
     public MlaConfig withFp8Weights(boolean fp8) {
         return new MlaConfig(hiddenSize, numHeads, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim,

@@ -29,9 +29,7 @@ public final class LadderSetup {
     public final float cosSinScale;
 
     public LadderSetup(int heads, int context, long seed) {
-        MlaConfig v3 = MlaConfig.deepseekV3();
-        this.config = new MlaConfig(1024, heads, v3.qLoraRank(), v3.kvLoraRank(), v3.qkNopeHeadDim(), v3.qkRopeHeadDim(),
-                v3.vHeadDim(), v3.ropeTheta(), v3.rmsNormEps(), v3.maxPositionEmbeddings(), v3.numHiddenLayers(), v3.ropeScaling());
+        this.config = MlaConfig.deepseekV3().withHeads(heads).withHiddenSize(1024);   // the ladder never projects x
         this.heads = heads;
         this.context = context;
         SplittableRandom rnd = new SplittableRandom(seed);

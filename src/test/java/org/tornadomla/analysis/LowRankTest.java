@@ -67,4 +67,32 @@ class LowRankTest {
         assertTrue(exact < 1e-5, "rank 10: " + exact);
         assertTrue(lossy > 1e-2, "rank 4: " + lossy);
     }
+
+    @Test
+    void plantedRankLayerHasItsRankAndTheFactorHalvesRebuildKeysAndValues() {
+        int kvRows = 24, hidden = 40, rank = 6;
+        float[][] kv = MhaToMla.plantedRankLayer(kvRows, hidden, rank, 5);
+        float[] m = new float[2 * kvRows * hidden];
+        System.arraycopy(kv[0], 0, m, 0, kv[0].length);
+        System.arraycopy(kv[1], 0, m, kv[0].length, kv[1].length);
+        LowRank lr = new LowRank(m, 2 * kvRows, hidden, s -> { });
+        // noise 1e-4 against unit-scale entries: rank 6 leaves ~1e-4, rank 5 drops a whole direction (≥ 1e-2)
+        assertTrue(lr.relativeError(rank) < 1e-3 && lr.relativeError(rank - 1) > 1e-2, lr.relativeError(rank) + " " + lr.relativeError(rank - 1));
+        MhaToMla.Factors f = MhaToMla.factors(lr, rank, kvRows);
+        // W_UK·W_DKV ≈ W_K and W_UV·W_DKV ≈ W_V, each to the rank-6 error (double-precision products)
+        for (int half = 0; half < 2; half++) {
+            float[] up = half == 0 ? f.wUk() : f.wUv(), w = kv[half];
+            double num = 0, den = 0;
+            for (int i = 0; i < kvRows; i++) {
+                for (int j = 0; j < hidden; j++) {
+                    double s = 0;
+                    for (int t = 0; t < rank; t++) s += (double) up[i * rank + t] * f.wDkv()[t * hidden + j];
+                    num += (s - w[i * hidden + j]) * (s - w[i * hidden + j]);
+                    den += (double) w[i * hidden + j] * w[i * hidden + j];
+                }
+            }
+            assertTrue(Math.sqrt(num / den) < 1e-3, "half " + half + ": " + Math.sqrt(num / den));
+        }
+        assertTrue(MhaToMla.outputError(kv[0], kv[1], f, hidden, 6, 3, 8, 10, 2) < 1e-3);
+    }
 }

@@ -29,6 +29,17 @@ class MlaConfigTest {
     }
 
     @Test
+    void copiesChangeOnlyTheirField() {
+        MlaConfig v3 = MlaConfig.deepseekV3(), h16 = v3.withHeads(16), d1k = v3.withHiddenSize(1024);
+        assertEquals(16, h16.numHeads());
+        assertEquals(16 * 192, h16.numHeads() * h16.qkHeadDim());
+        assertEquals(v3, h16.withHeads(128));
+        assertEquals(1024, d1k.hiddenSize());
+        assertEquals(v3, d1k.withHiddenSize(7168));
+        assertEquals(v3.softmaxScale(), h16.softmaxScale());
+    }
+
+    @Test
     void quantizationConfigIsDeepSeeksFp8OrRefusedClearly() {
         assertTrue(MlaConfig.fromJson(V3).fp8Weights());
         String q = V3.substring(V3.indexOf("\"quantization_config\""), V3.indexOf("]},") + 3);
