@@ -20,6 +20,9 @@ import static org.tornadomla.fast.Vec.L;
  *   row); unabsorb: a dot product per row of W^UV: about 20 GB/s.</li>
  *   <li>absorb: q_lat in 8 vector registers per block of 8·L latent dims, every row of W^UK streamed into them;
  *   unabsorb: 4 rows of W^UV against one load of o_lat (4 accumulators).</li>
+ *   <li>unabsorb: 8 rows against one load of o_lat, heads spread over both threads: absorb_q and unabsorb_v
+ *   each read their 33.5 MB in 0.57-0.76 ms, 45-50 GB/s on 2 threads, at the measured read bandwidth
+ *   (docs/benchmarks.md, "Where the time goes").</li>
  * </ol>
  */
 public final class FastAbsorb {

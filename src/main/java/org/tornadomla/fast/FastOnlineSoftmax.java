@@ -24,6 +24,9 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>per group of 8 heads and split, 4 × 4 dot-product score blocks and 4 × 2 value blocks.</li>
  *   <li>all heads per (row, split) task, outer-product micro-kernels, vectorised online softmax over heads.</li>
  * </ol>
+ * Outcome on 2 Zen 5 cores: split_tiles does both products at 70 % (B1) and 72 % (B8) of the FMA peak, faster
+ * than the absorbed path's separate tasks (each tile is read once for keys and values); the step 4.4 ms, 1.47×
+ * faster than PyTorch with OpenBLAS (docs/benchmarks.md).
  */
 public final class FastOnlineSoftmax {
     private FastOnlineSoftmax() {

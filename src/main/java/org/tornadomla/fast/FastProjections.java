@@ -7,8 +7,9 @@ import java.util.stream.IntStream;
  * reads its whole weight matrix once for a few FLOPs per number: bandwidth-bound, so each output row is one
  * vector dot product, and blocks of 16 rows are spread over the threads.
  *
- * <p>Versions: 1. a dot product per (row, output), blocks of 16 outputs per task (measured with the whole layer
- * in docs/benchmarks.md).
+ * <p>Versions: 1. a dot product per (row, output), blocks of 16 outputs per task; the JMH LayerBenchmark times
+ * it inside the whole layer (docs/benchmarks.md). At batch 1 a row is one weight stream, so this is already
+ * at the read bandwidth; batches larger than a few rows would want Gemm-style blocking.
  */
 public final class FastProjections {
     private FastProjections() {
