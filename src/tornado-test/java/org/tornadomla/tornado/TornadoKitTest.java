@@ -40,7 +40,7 @@ class TornadoKitTest {
                 .map(l -> l.substring(0, l.indexOf(" max_abs_err"))).toList(), plain);
     }
 
-    /** A decode step copies x and seqStart in and y out: the profiler's bytes are at least those. */
+    /** A decode step copies x and attnMeta in and y out: the profiler's bytes are at least those. */
     @Test
     void layerBenchReportsTheBytesOfOneStep() throws IOException {
         Path csv = dir.resolve("layer.csv");
@@ -51,7 +51,7 @@ class TornadoKitTest {
         String[] f = lines.get(1).split(",");
         assertTrue(f[0].startsWith("tornado:"), lines.get(1));
         long in = Long.parseLong(f[8]), out = Long.parseLong(f[9]);
-        assertTrue(in >= 2 * 64 * 4 + 2 * 4 && in < 100_000, "bytes in: x [2, 64] f32 + seqStart, not the weights: " + in);
+        assertTrue(in >= 2 * 64 * 4 + 2 * 4 && in < 100_000, "bytes in: x [2, 64] f32 + attnMeta, not the weights: " + in);
         assertTrue(out >= 2 * 64 * 4 && out < 100_000, "bytes out: y [2, 64] f32, not the cache: " + out);
         assertTrue(Double.parseDouble(f[10]) > 0, "kernel ms: " + lines.get(1));
     }
