@@ -155,8 +155,24 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         long total = totalTokens(seqIds, queryLens);
         float[] y = new float[Memory.arrayLength(total * c.hiddenSize(), "output y")];
-        run(cache, seqIds, queryLens, x, opt, y, rowCapacity(cache, (int) total), false);
+        run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
         return y;
+    }
+
+    /**
+     * The graph rows for a variable-length step: {@link #rowCapacity}, or, on an executor that keeps the cache
+     * per graph (TornadoVM: a device copy per plan), the smallest graph already built for this cache that is
+     * large enough, so that a continuous batch keeps running on the plans it has (no plan rebuilt, no cache
+     * moved) once it has seen its largest step.
+     */
+    private int rows(LatentCache cache, int total, AttentionOptions opt) {
+        int built = -1;
+        if (executor.statePerGraph()) {
+            for (Shape s : steps.keySet()) {
+                if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
+            }
+        }
+        return built > 0 ? built : rowCapacity(cache, total);
     }
 
     /**

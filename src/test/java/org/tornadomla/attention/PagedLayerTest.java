@@ -27,21 +27,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@link ReferenceMla}: every path × cache dtype × JVM backend, fork and copy-on-write, truncate, free, an
  * exhausted pool, and a seeded random schedule of all of them.
  */
-class PagedLayerTest {
+public class PagedLayerTest {
     /** Paged against alone: the same arithmetic per token row (the bound). */
     static final double TOL = 1e-6;
     /** java-fast cuts the context into pieces by the number of token rows: sums in another order. */
     static final double FAST_TOL = 1e-5;
 
-    static final MlaConfig C = TestData.small();
-    static final MlaLayer REF = new MlaLayer(MlaWeights.random(C, 3));
-    static final int D = C.hiddenSize();
+    public static final MlaConfig C = TestData.small();
+    public static final MlaLayer REF = new MlaLayer(MlaWeights.random(C, 3));
+    public static final int D = C.hiddenSize();
 
     /** Each sequence's chunks per step: mixed prefill chunks and decode tokens, different prompt lengths. */
-    static final int[][] CHUNKS = {{5, 1, 1, 2}, {9, 1, 1, 1}, {2, 1, 3, 1}};
+    public static final int[][] CHUNKS = {{5, 1, 1, 2}, {9, 1, 1, 1}, {2, 1, 3, 1}};
 
     /** Sequence b alone: a contiguous batch-1 cache, its chunks as uniform forward calls; y [Σ chunks, D]. */
-    static float[] alone(MlaLayer layer, AttentionOptions opt, CacheDtype dtype, float[] x, int[] chunks) {
+    public static float[] alone(MlaLayer layer, AttentionOptions opt, CacheDtype dtype, float[] x, int[] chunks) {
         int total = Arrays.stream(chunks).sum(), done = 0;
         LatentCache cache = layer.newCache(1, total, dtype);
         float[] y = new float[total * D];
@@ -53,12 +53,12 @@ class PagedLayerTest {
         return y;
     }
 
-    static float[] inputs(int b) {
+    public static float[] inputs(int b) {
         return TestData.gaussian(40 + b, Arrays.stream(CHUNKS[b]).sum() * D);
     }
 
     /** The three sequences' steps as variable-length calls on {@code cache}; y per sequence [Σ chunks, D]. */
-    static float[][] batched(MlaLayer layer, LatentCache cache, AttentionOptions opt) {
+    public static float[][] batched(MlaLayer layer, LatentCache cache, AttentionOptions opt) {
         int n = CHUNKS.length;
         int[] ids = new int[n];
         for (int b = 0; b < n; b++) ids[b] = cache.paged() ? cache.addSequence() : b;
@@ -125,7 +125,7 @@ class PagedLayerTest {
     }
 
     /** The cache's state: what a refused step must leave unchanged. */
-    static String state(LatentCache cache) {
+    public static String state(LatentCache cache) {
         StringBuilder s = new StringBuilder("free " + cache.freeBlocks());
         for (int b = 0; b < cache.batch(); b++) {
             if (!cache.contains(b)) continue;
@@ -182,7 +182,7 @@ class PagedLayerTest {
         }
     }
 
-    static float[] concat(float[] a, float[] b) {
+    public static float[] concat(float[] a, float[] b) {
         float[] r = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, r, a.length, b.length);
         return r;

@@ -65,6 +65,8 @@ public final class TornadoExecutor implements GraphExecutor {
     private final PrintWriter profileOut;
     private final boolean kernelContext;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
+    /** Plans built so far (compiled on first execution): a continuous batch must not build one per step. */
+    private int plansBuilt;
 
     /** On TornadoVM's default device or "backend:device", with the KernelContext decode kernel. */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut) {
@@ -116,6 +118,7 @@ public final class TornadoExecutor implements GraphExecutor {
             if (plan != null) plan.close();
             plan = new Plan(graph);
             plans.put(graph, plan);
+            plansBuilt++;
         }
         try {
             plan.last = plan.execution.execute();
@@ -128,6 +131,17 @@ public final class TornadoExecutor implements GraphExecutor {
             s.residentOn(p, () -> p.last.transferToHost(s.arrays()));
         }
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
+    }
+
+    /** Each plan holds its own device copy of a cache: running another plan over it moves the cache (see {@link #execute}). */
+    @Override
+    public boolean statePerGraph() {
+        return true;
+    }
+
+    /** How many execution plans this executor has built (each is compiled on its first execution). */
+    public int plansBuilt() {
+        return plansBuilt;
     }
 
     /** The kernel that task {@code taskId} of {@code graph} runs on the device (after the graph ran once), or null. */
