@@ -244,6 +244,14 @@ public final class MlaLayer implements AutoCloseable {
         return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
     }
 
+    /** The graph a variable-length step of these sequences and token counts runs (built if needed), e.g. to inspect it. */
+    public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(opt, "opt");
+        checkGeometry(cache);
+        return step(new Shape(cache, rows(cache, (int) totalTokens(seqIds, queryLens), opt), opt)).graph;
+    }
+
     private Step step(Shape shape) {
         Step s = steps.get(shape);
         if (s == null) {

@@ -30,13 +30,14 @@ class TornadoKitTest {
     void checkRunsBothKernelSetsOnTheDevice() {
         String out = run(0, "check", "--backend", "tornado", "--hidden", "64", "--prefill", "2", "--steps", "1", "--batch", "2", "--path", "tiled");
         List<String> cases = out.lines().filter(l -> l.startsWith("PASS ") || l.startsWith("FAIL ")).toList();
-        assertEquals(8, cases.size(), out);                          // tiled × 4 dtypes × plain and kernel-context
+        assertEquals(12, cases.size(), out);                         // tiled × 4 dtypes × plain, kernel-context and kernel-context+paged
         assertEquals(4, cases.stream().filter(l -> l.contains(" kernel-context ")).count(), out);
+        assertEquals(4, cases.stream().filter(l -> l.contains(" kernel-context+paged ")).count(), out);
         assertTrue(cases.stream().allMatch(l -> l.startsWith("PASS tiled ")), out);
         assertTrue(out.startsWith("mla check: tornado 0:0 "), out);
         String plain = run(0, "check", "--backend", "tornado", "--plain-kernels", "--hidden", "64", "--prefill", "2", "--steps", "1",
                 "--path", "absorbed", "--cache-dtype", "fp8");
-        assertEquals(List.of("PASS absorbed fp8 plain"), plain.lines().filter(l -> l.startsWith("PASS ") || l.startsWith("FAIL "))
+        assertEquals(List.of("PASS absorbed fp8 plain", "PASS absorbed fp8 plain+paged"), plain.lines().filter(l -> l.startsWith("PASS ") || l.startsWith("FAIL "))
                 .map(l -> l.substring(0, l.indexOf(" max_abs_err"))).toList(), plain);
     }
 
