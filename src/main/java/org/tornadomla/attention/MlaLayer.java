@@ -160,30 +160,31 @@ public final class MlaLayer implements AutoCloseable {
     }
 
     /**
-     * The graph rows for a variable-length step: {@link #rowCapacity}, or, on an executor that keeps the cache
-     * per graph (TornadoVM: a device copy per plan), the smallest graph already built for this cache that is
-     * large enough, so that a continuous batch keeps running on the plans it has (no plan rebuilt, no cache
-     * moved) once it has seen its largest step.
+     * The graph rows for a variable-length step: {@link #rowCapacity} on the JVM (a new graph there is only an
+     * allocation). On an executor that keeps the cache per graph (TornadoVM: a device copy per plan, compiled
+     * once) the smallest graph already built for this cache that is large enough, else the next power of two:
+     * a continuous batch runs on the plans it has (none rebuilt, the cache not moved) once it has seen its
+     * largest step.
      */
     private int rows(LatentCache cache, int total, AttentionOptions opt) {
+        if (!executor.statePerGraph()) return rowCapacity(cache, total);
         int built = -1;
-        if (executor.statePerGraph()) {
-            for (Shape s : steps.keySet()) {
-                if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
-            }
+        for (Shape s : steps.keySet()) {
+            if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
         }
-        return built > 0 ? built : rowCapacity(cache, total);
+        if (built > 0) return built;
+        return total <= cache.batch() ? cache.batch() : total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
     }
 
     /**
-     * The token rows of the graph that serves a variable-length step of {@code total} tokens: the cache's
-     * sequence count for decode-sized steps (every decode step of a continuous batch, however many sequences
-     * are active, runs one graph), else the next power of two (a few graphs for all mixed steps; the padding
+     * The token rows of the graph that serves a variable-length step of {@code total} tokens on the JVM: the
+     * cache's sequence count for decode-sized steps (every decode step of a continuous batch, however many
+     * sequences are active, runs one graph), else {@code total} rounded up to a multiple of 16 (the padding
      * rows compute nothing the step uses).
      */
     public static int rowCapacity(LatentCache cache, int total) {
         if (total <= cache.batch()) return cache.batch();
-        return total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
+        return total > Integer.MAX_VALUE - 16 ? total : (total + 15) / 16 * 16;
     }
 
     private static long totalTokens(int[] seqIds, int[] queryLens) {

@@ -9,6 +9,7 @@ import org.tornadomla.bench.LayerBench;
 import org.tornadomla.bench.Roofline;
 import org.tornadomla.bench.Timing;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
@@ -116,6 +117,18 @@ public final class BenchCommand implements Callable<Integer> {
             + "100 with --grid, 200 with --grid --quick)")
     Double budgetMs;
 
+    @Option(names = "--paged", description = "attend over a paged cache (blocks handed out in a shuffled order, as in a pool that "
+            + "has served many requests) instead of a contiguous one")
+    boolean paged;
+
+    @Option(names = "--block-size", description = "with --paged: tokens per block (default: " + LatentCache.DEFAULT_BLOCK_SIZE + ")")
+    Integer blockSize;
+
+    @Option(names = "--mixed", description = "time a continuous-batching step of the whole layer instead: 6 sequences decode at "
+            + "the first --context while 2 prompts prefill a chunk of 256 tokens, in one call; then each part alone "
+            + "(hidden --layer-hidden, first --dtype, tiled path)")
+    boolean mixed;
+
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
     boolean breakdown;
 
@@ -131,6 +144,9 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
+        if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
+        if (mixed) return runMixed(out);
         boolean isGrid = grid != null;
         List<DecodeBench.Shape> shapes = layerOnly ? List.of() : shapes(isGrid);
         Map<String, GraphExecutor> executors = executors(out);
@@ -156,7 +172,9 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
                     shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
             out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
-                    + "also copies q in and o out%n%n");
+                    + "also copies q in and o out%n");
+            out.printf("cache: %s%n%n", paged ? "paged, blocks of " + pagedBlock() + " tokens in shuffled order (block tables read by every kernel)"
+                    : "contiguous (one block per sequence)");
             String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
             if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
             out.println(header);
@@ -170,6 +188,34 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("wrote %s%n", chart);
         }
         for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
+    private int pagedBlock() {
+        return !paged ? 0 : blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
+    }
+
+    /** --mixed: a continuous-batching step of the whole layer, then its decodes and its prefill chunks alone. */
+    private int runMixed(PrintWriter out) {
+        Map<String, GraphExecutor> executors = executors(out);
+        int d = layerHidden != null ? layerHidden : quick ? 1024 : 7168;
+        int context = contexts != null ? contexts.get(0) : quick ? 1024 : 4096;
+        CacheDtype dtype = dtypes != null ? CacheDtype.parse(dtypes.get(0)) : CacheDtype.F32;
+        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        LayerBench lb = new LayerBench(MlaConfig.deepseekV3().withHiddenSize(d), 42);
+        out.printf("mixed step of the whole layer (DeepSeek-V3 attention geometry, hidden %d, f32 weights, tiled path, %s cache, %s): "
+                + "6 sequences decode at context %d while 2 prompts prefill a chunk of 256 tokens, one variable-length call%n",
+                d, dtype, paged ? "paged (blocks of " + pagedBlock() + ")" : "contiguous", context);
+        long t0 = System.nanoTime();
+        for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+            for (LayerBench.Mixed m : lb.mixed(e.getValue(), AttentionPath.TILED, dtype, 6, context, 2, 256, pagedBlock(), budget)) {
+                out.printf(Locale.ROOT, "%-16s %-14s %5d tokens %11.3f ms/step   [%d steps]%n", e.getKey(), m.what(), m.tokens(), m.msPerStep(), m.steps());
+                out.flush();
+            }
+        }
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
@@ -212,7 +258,7 @@ public final class BenchCommand implements Callable<Integer> {
                 continue;
             }
             long f0 = System.nanoTime();
-            DecodeBench bench = new DecodeBench(first, capacity, 42);
+            DecodeBench bench = new DecodeBench(first, capacity, 42, pagedBlock());
             double gb = (double) first.batch() * capacity * first.dtype().bytesPerToken(512, 64) / 1e9;
             if (gb > 0.5) out.printf(Locale.ROOT, "  (cache B%d x %d tokens %s: %.1f GB, filled in %.1f s)%n", first.batch(), capacity,
                     first.dtype(), gb, (System.nanoTime() - f0) / 1e9);
