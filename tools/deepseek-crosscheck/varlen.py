@@ -6,7 +6,8 @@ PyTorch CPU, f32, attn_impl "naive" and "absorb") runs each sequence alone (batc
 decode tokens); `./mla run-layer` runs them as one batch in the variable-length format (prefill_input.<b>
 [T_b, hidden], decode_input_<k> [B, 1, hidden]) on every path and cache dtype f32/bf16, contiguous and with
 `--paged --block-size 4`. Pass: every output within 1e-4 (f32 cache) or 3e-2 (bf16 cache) of model.py's naive
-run, and kv_cache.<b>/pe_cache.<b> within 1e-4 of model.py's absorb cache. Exit code 1 if any case fails.
+run, and kv_cache.<b>/pe_cache.<b> within 1e-4 of model.py's absorb cache (f32), or within one bf16 step of it
+(bf16: the cache stores model.py's numbers rounded to bf16). Exit code 1 if any case fails.
 
 Usage: /usr/bin/python3 varlen.py [--main REPO_ROOT] [--mla-args "--backend java-fast"]
 """
@@ -83,16 +84,20 @@ def main():
                     rows.append((p, dt, label, None, None, None)); failed = True; continue
                 j = st.load(of)
                 out = cache = 0.0
+                # a bf16 cache holds each number rounded to bf16: its error is measured in bf16 steps (2^-8 relative)
+                cache_err = (lambda a, r: float(np.abs(a - r).max())) if dt == "f32" else \
+                    (lambda a, r: float((np.abs(a - r) / (np.abs(r) * 2.0 ** -8 + 1e-30)).max()))
                 for b in range(len(LENGTHS)):
                     nv, ab = ref[b]["naive"], ref[b]["absorb"]
                     out = max(out, float(np.abs(j[f"prefill_output.{b}"] - nv["prefill"]).max()))
                     for k in range(D):
                         out = max(out, float(np.abs(j[f"decode_output_{k}"][b, 0] - nv[f"decode_{k}"]).max()))
-                    cache = max(cache, float(np.abs(j[f"kv_cache.{b}"] - ab["kv"]).max()), float(np.abs(j[f"pe_cache.{b}"] - ab["pe"]).max()))
-                ok = out <= TOL[dt] and cache <= 1e-4
+                    cache = max(cache, cache_err(j[f"kv_cache.{b}"], ab["kv"]), cache_err(j[f"pe_cache.{b}"], ab["pe"]))
+                ok = out <= TOL[dt] and cache <= (1e-4 if dt == "f32" else 1.0)
                 failed |= not ok
                 rows.append((p, dt, label, out, cache, ok))
-    print(f"\n{'path':9} {'cache':5} {'layout':11} {'max|out - model.py|':>20} {'max|cache|':>11}  verdict")
+    print(f"\n{'path':9} {'cache':5} {'layout':11} {'max|out - model.py|':>20} {'cache error':>11}  verdict "
+          "(cache error: max abs for f32, in bf16 steps for bf16)")
     for p, dt, label, out, cache, ok in rows:
         f = lambda v: "-" if v is None else f"{v:.2e}"
         print(f"{p:9} {dt:5} {label:11} {f(out):>20} {f(cache):>11}  {'PASS' if ok else 'FAIL'} (tol {TOL[dt]:.0e})")

@@ -124,9 +124,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--block-size", description = "with --paged: tokens per block (default: " + LatentCache.DEFAULT_BLOCK_SIZE + ")")
     Integer blockSize;
 
+    @Option(names = "--compare-paged", description = "time each shape over a contiguous and a paged cache (--block-size, "
+            + "default 64) in alternating rounds in one process, and print both medians and best times and their ratio")
+    boolean comparePaged;
+
     @Option(names = "--mixed", description = "time a continuous-batching step of the whole layer instead: 6 sequences decode at "
             + "the first --context while 2 prompts prefill a chunk of 256 tokens, in one call; then each part alone "
-            + "(hidden --layer-hidden, first --dtype, tiled path)")
+            + "(hidden --layer-hidden, first --dtype, tiled path, fp8 weights)")
     boolean mixed;
 
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
@@ -144,9 +148,10 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
-        if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        if (blockSize != null && !paged && !comparePaged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
         if (mixed) return runMixed(out);
+        if (comparePaged) return runComparePaged(out);
         boolean isGrid = grid != null;
         List<DecodeBench.Shape> shapes = layerOnly ? List.of() : shapes(isGrid);
         Map<String, GraphExecutor> executors = executors(out);
@@ -197,6 +202,55 @@ public final class BenchCommand implements Callable<Integer> {
         return !paged ? 0 : blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
     }
 
+    /**
+     * --compare-paged: each shape over a contiguous cache and over a paged one (blocks handed out in a shuffled
+     * order), timed in alternating rounds so that a busy machine slows both alike; per backend the median of the
+     * rounds' medians and the best step of each, and paged / contiguous.
+     */
+    private int runComparePaged(PrintWriter out) {
+        Map<String, GraphExecutor> executors = executors(out);
+        int bs = blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
+        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        int rounds = 5;
+        out.printf("paged (blocks of %d, shuffled) against contiguous, %d alternating rounds of %.0f ms each; ms per step of the attention core%n",
+                bs, rounds, budget);
+        out.printf("%-16s %-36s %12s %12s %12s %12s %8s %8s%n", "backend", "shape", "contig. med", "paged med", "contig. best", "paged best",
+                "ratio", "best r.");
+        long t0 = System.nanoTime();
+        for (DecodeBench.Shape s : shapes(false)) {
+            DecodeBench contiguous = new DecodeBench(s, s.context(), 42, 0), paged = new DecodeBench(s, s.context(), 42, bs);
+            GraphExecutor checker = fastOrNull() != null ? fastOrNull() : new JvmExecutor();
+            float[] expected = contiguous.runOnce(checker);
+            for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+                double[] med = new double[2], best = {Double.MAX_VALUE, Double.MAX_VALUE};
+                double[][] medians = new double[2][rounds];
+                for (int r = 0; r < rounds; r++) {
+                    for (int k = 0; k < 2; k++) {
+                        Timing t = (k == 0 ? contiguous : paged).time(e.getValue(), budget, 2);
+                        medians[k][r] = t.medianMs();
+                        best[k] = Math.min(best[k], t.bestMs());
+                    }
+                }
+                for (int k = 0; k < 2; k++) {
+                    java.util.Arrays.sort(medians[k]);
+                    med[k] = medians[k][rounds / 2];
+                }
+                double diff = maxAbsDiff(expected, paged.runOnce(e.getValue()));
+                out.printf(Locale.ROOT, "%-16s %-36s %12.3f %12.3f %12.3f %12.3f %8.3f %8.3f   max|paged - contiguous| %.1e%n", e.getKey(), s.label(),
+                        med[0], med[1], best[0], best[1], med[1] / med[0], best[1] / best[0], diff);
+                out.flush();
+            }
+            for (GraphExecutor ex : executors.values()) {
+                contiguous.release(ex);
+                paged.release(ex);
+            }
+        }
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
     /** --mixed: a continuous-batching step of the whole layer, then its decodes and its prefill chunks alone. */
     private int runMixed(PrintWriter out) {
         Map<String, GraphExecutor> executors = executors(out);
@@ -205,8 +259,8 @@ public final class BenchCommand implements Callable<Integer> {
         CacheDtype dtype = dtypes != null ? CacheDtype.parse(dtypes.get(0)) : CacheDtype.F32;
         double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
         if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
-        LayerBench lb = new LayerBench(MlaConfig.deepseekV3().withHiddenSize(d), 42);
-        out.printf("mixed step of the whole layer (DeepSeek-V3 attention geometry, hidden %d, f32 weights, tiled path, %s cache, %s): "
+        LayerBench lb = new LayerBench(MlaConfig.deepseekV3().withHiddenSize(d), 42, org.tornadomla.weights.WeightDtype.FP8);
+        out.printf("mixed step of the whole layer (DeepSeek-V3 attention geometry, hidden %d, fp8 weights as V3 ships them, tiled path, %s cache, %s): "
                 + "6 sequences decode at context %d while 2 prompts prefill a chunk of 256 tokens, one variable-length call%n",
                 d, dtype, paged ? "paged (blocks of " + pagedBlock() + ")" : "contiguous", context);
         long t0 = System.nanoTime();
