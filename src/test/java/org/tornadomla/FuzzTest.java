@@ -366,9 +366,15 @@ class FuzzTest {
         float[] x = TestData.gaussian(7, T * d);
         Path base = dir.resolve("in.safetensors");
         new SafeTensorsWriter().add("prefill_input", new long[] {1, T, d}, x).write(base);
-        byte[] good = Files.readAllBytes(base);
-        long n = headerLength(good);
+        // the variable-length format: two prompts of 2 and T tokens, one decode step of both
+        float[] x0 = TestData.gaussian(8, 2 * d), dec = TestData.gaussian(9, 2 * d);
+        Path varlen = dir.resolve("in-varlen.safetensors");
+        new SafeTensorsWriter().add("prefill_input.0", new long[] {2, d}, x0).add("prefill_input.1", new long[] {T, d}, x)
+                .add("decode_input_0", new long[] {2, 1, d}, dec).write(varlen);
         for (int k = 0; k < CLI_CASES; k++) {
+            boolean isVarlen = k % 2 == 1;
+            byte[] good = Files.readAllBytes(isVarlen ? varlen : base);
+            long n = headerLength(good);
             byte[] m = switch (r.nextInt(3)) {
                 case 0 -> flipBytes(good, r, (int) (8 + n), good.length);
                 case 1 -> flipBytes(good, r, 0, (int) (8 + n));
@@ -378,9 +384,11 @@ class FuzzTest {
             Path in = dir.resolve("in-mutant.safetensors"), out = dir.resolve("out-" + k + ".safetensors");
             Files.write(in, m);
             StringWriter o = new StringWriter(), e = new StringWriter();
-            int code = MlaCommand.commandLine(new PrintWriter(o, true), new PrintWriter(e, true)).execute("run-layer", "--config", config.toString(),
-                    "--weights", weights.toString(), "--input", in.toString(), "--output", out.toString(), "--path", "tiled");
-            String what = "run-layer case " + k;
+            List<String> args = new java.util.ArrayList<>(List.of("run-layer", "--config", config.toString(),
+                    "--weights", weights.toString(), "--input", in.toString(), "--output", out.toString(), "--path", "tiled"));
+            if (isVarlen && r.nextBoolean()) args.addAll(List.of("--paged", "--block-size", "2"));
+            int code = MlaCommand.commandLine(new PrintWriter(o, true), new PrintWriter(e, true)).execute(args.toArray(String[]::new));
+            String what = "run-layer case " + k + (isVarlen ? " (variable-length)" : "");
             if (code != 0) {
                 check(what, code == 2, "exit code " + code + ": " + e);
                 String line = e.toString().strip();
@@ -392,12 +400,39 @@ class FuzzTest {
             }
             accepted++;
             boolean sameHeader = Arrays.equals(m, 0, (int) (8 + n), good, 0, (int) (8 + n));
-            float[] xin = sameHeader ? decode(m, 8 + n, 0, T * d, DType.F32) : x;
+            if (!isVarlen) {
+                float[] xin = sameHeader ? decode(m, 8 + n, 0, T * d, DType.F32) : x;
+                try (SafeTensorsFile st = SafeTensorsFile.open(out)) {
+                    float[] y = st.readFloats("prefill_output");
+                    boolean finiteInput = true;
+                    for (float v : xin) finiteInput &= Float.isFinite(v) && Math.abs(v) < 1e30;
+                    if (finiteInput) check(what, close(ReferenceMla.prefill(w, xin, T, false).y(), y, 1e-3), "run-layer output differs from the float64 reference");
+                }
+                continue;
+            }
+            // each sequence's prompt and decode token, as the file holds them, against the float64 reference
+            float[][] prompts = {x0, x};
+            float[] decIn = dec;
+            if (sameHeader) {
+                try (SafeTensorsFile layout = SafeTensorsFile.open(varlen)) {
+                    prompts = new float[][] {decode(m, 8 + n, layout, "prefill_input.0", 2 * d), decode(m, 8 + n, layout, "prefill_input.1", T * d)};
+                    decIn = decode(m, 8 + n, layout, "decode_input_0", 2 * d);
+                }
+            }
             try (SafeTensorsFile st = SafeTensorsFile.open(out)) {
-                float[] y = st.readFloats("prefill_output");
-                boolean finiteInput = true;
-                for (float v : xin) finiteInput &= Float.isFinite(v) && Math.abs(v) < 1e30;
-                if (finiteInput) check(what, close(ReferenceMla.prefill(w, xin, T, false).y(), y, 1e-3), "run-layer output differs from the float64 reference");
+                float[] yd = st.readFloats("decode_output_0");
+                for (int b = 0; b < 2; b++) {
+                    int t = b == 0 ? 2 : T;
+                    float[] seq = Arrays.copyOf(prompts[b], (t + 1) * d);
+                    System.arraycopy(decIn, b * d, seq, t * d, d);
+                    boolean finiteInput = true;
+                    for (float v : seq) finiteInput &= Float.isFinite(v) && Math.abs(v) < 1e30;
+                    if (!finiteInput) continue;
+                    double[] ref = ReferenceMla.prefill(w, seq, t + 1, false).y();
+                    float[] got = Arrays.copyOf(st.readFloats("prefill_output." + b), (t + 1) * d);
+                    System.arraycopy(yd, b * d, got, t * d, d);
+                    check(what, close(ref, got, 1e-3), "run-layer output of sequence " + b + " differs from the float64 reference");
+                }
             }
         }
     }

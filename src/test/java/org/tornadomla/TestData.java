@@ -43,6 +43,13 @@ public final class TestData {
         return a;
     }
 
+    /** a followed by b (rows of one packed input). */
+    public static float[] concatRows(float[] a, float[] b) {
+        float[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
     public static double maxAbsDiff(float[] a, float[] b) {
         assertEquals(a.length, b.length, "lengths");
         double m = 0;

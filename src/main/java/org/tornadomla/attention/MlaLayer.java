@@ -35,8 +35,11 @@ import java.util.Objects;
  *  attention over the cache (path NAIVE | ABSORBED | TILED) ─ o [B,T,H,d_v] ─ o_proj ─ y [B,T,D]
  * </pre>
  *
- * A forward call takes T new tokens of each of the B sequences of a {@link LatentCache}; sequence b's
- * tokens sit at positions cache.length(b) … +T−1 and attend causally to everything cached before them.
+ * A forward call takes T new tokens of each of the B sequences of a {@link LatentCache}, or, in a
+ * variable-length step ({@link #forward(LatentCache, int[], int[], float[], AttentionOptions)}), its own number
+ * of tokens from each of some sequences; sequence b's tokens sit at positions cache.length(b) … and attend
+ * causally to everything cached before them. The cache may be contiguous or paged (block tables): the
+ * kernels read every position through {@code attnMeta}, the step's positions and block tables.
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
  * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
@@ -81,9 +84,17 @@ public final class MlaLayer implements AutoCloseable {
         return executor.device();
     }
 
-    /** A cache for {@code batch} sequences of up to {@code capacity} tokens each. */
+    /** A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each. */
     public LatentCache newCache(int batch, int capacity, CacheDtype dtype) {
         return new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
+    }
+
+    /**
+     * A paged cache ({@link LatentCache#paged}): {@code numBlocks} blocks of {@code blockSize} tokens shared by up
+     * to {@code maxSeqs} sequences of up to {@code maxSeqLen} tokens each.
+     */
+    public LatentCache newPagedCache(int maxSeqs, int maxSeqLen, int numBlocks, int blockSize, CacheDtype dtype) {
+        return LatentCache.paged(c, maxSeqs, maxSeqLen, numBlocks, blockSize, Objects.requireNonNull(dtype, "dtype"));
     }
 
     /** Prefill (or a prefill chunk) of {@code tokens} tokens per sequence; returns y [B, tokens, D]. */
@@ -118,13 +129,112 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         Objects.requireNonNull(y, "y");
-        validate(cache, x, tokens, y);
-        Step step = step(new Shape(cache, tokens, opt));
+        if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
+        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        int[] ids = cache.allSequences();
+        int[] counts = new int[ids.length];
+        java.util.Arrays.fill(counts, tokens);
+        run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+    }
+
+    /**
+     * A variable-length step (continuous batching): sequence seqIds[i] brings queryLens[i] ≥ 1 new tokens
+     * (a prefill chunk, or 1 to decode), x [Σ queryLens, D] packed in that order (cu_seqlens-style: sequence
+     * i's rows start at queryLens[0] + … + queryLens[i−1]); returns y [Σ queryLens, D] in the same order. Each
+     * token attends causally to its own sequence. Sequences not named are left as they are. The graph is
+     * sized by a row capacity ({@link #rowCapacity}), not by this step's composition: steps with other
+     * sequences and lengths reuse it (the positions and block tables travel in its int[] metadata). Checked
+     * like {@link #forward(LatentCache, float[], int, AttentionOptions)}; a pool without enough free blocks is
+     * refused before any work, the cache unchanged.
+     */
+    public float[] forward(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(seqIds, "seqIds");
+        Objects.requireNonNull(queryLens, "queryLens");
+        Objects.requireNonNull(x, "x");
+        Objects.requireNonNull(opt, "opt");
+        long total = totalTokens(seqIds, queryLens);
+        float[] y = new float[Memory.arrayLength(total * c.hiddenSize(), "output y")];
+        run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
+        return y;
+    }
+
+    /**
+     * The graph rows for a variable-length step: {@link #rowCapacity} on the JVM (a new graph there is only an
+     * allocation). On an executor that keeps the cache per graph (TornadoVM: a device copy per plan, compiled
+     * once) the smallest graph already built for this cache that is large enough, else the next power of two:
+     * a continuous batch runs on the plans it has (none rebuilt, the cache not moved) once it has seen its
+     * largest step.
+     */
+    private int rows(LatentCache cache, int total, AttentionOptions opt) {
+        if (!executor.statePerGraph()) return rowCapacity(cache, total);
+        int built = -1;
+        for (Shape s : steps.keySet()) {
+            if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
+        }
+        if (built > 0) return built;
+        return total <= cache.batch() ? cache.batch() : total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
+    }
+
+    /**
+     * The token rows of the graph that serves a variable-length step of {@code total} tokens on the JVM: the
+     * cache's sequence count for decode-sized steps (every decode step of a continuous batch, however many
+     * sequences are active, runs one graph), else {@code total} rounded up to a multiple of 16 (the padding
+     * rows compute nothing the step uses).
+     */
+    public static int rowCapacity(LatentCache cache, int total) {
+        if (total <= cache.batch()) return cache.batch();
+        return total > Integer.MAX_VALUE - 16 ? total : (total + 15) / 16 * 16;
+    }
+
+    private static long totalTokens(int[] seqIds, int[] queryLens) {
+        if (seqIds.length != queryLens.length) {
+            throw new MlaException("a step names " + seqIds.length + " sequences but gives " + queryLens.length + " token counts");
+        }
+        if (seqIds.length == 0) throw new MlaException("a step needs at least one sequence");
+        long total = 0;
+        for (int i = 0; i < queryLens.length; i++) {
+            if (queryLens[i] <= 0) throw new MlaException("tokens of sequence " + seqIds[i] + " must be > 0, found " + queryLens[i]);
+            total += queryLens[i];
+        }
+        return total;
+    }
+
+    /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
+    private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
+        int total = (int) totalTokens(seqIds, queryLens);
+        checkGeometry(cache);
+        int[] first = new int[seqIds.length];
+        long maxPos = 0;
+        for (int i = 0; i < seqIds.length; i++) {
+            cache.checkSequence(seqIds[i]);
+            first[i] = cache.length(seqIds[i]);
+            maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);
+        }
+        LatentCache.Appends appends = cache.prepare(seqIds, queryLens);      // room and blocks: refused here, nothing changed
+        if (maxPos > c.maxPositionEmbeddings()) {
+            throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
+        }
+        long expected = (long) total * c.hiddenSize();
+        if (x.length != expected) {
+            String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
+            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
+        }
+        if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
+        for (int i = 0; i < x.length; i++) {
+            if (!Float.isFinite(x[i])) {
+                int row = i / c.hiddenSize();
+                String at = uniform ? row / (total / cache.batch()) + ", " + row % (total / cache.batch()) : Integer.toString(row);
+                throw new MlaException("input x holds " + x[i] + " at [" + at + ", " + i % c.hiddenSize() + "]; expected finite numbers");
+            }
+        }
+        Step step = step(new Shape(cache, rows, opt));
         System.arraycopy(x, 0, step.x, 0, x.length);
-        cache.lengthsInto(step.seqStart);
+        java.util.Arrays.fill(step.x, x.length, step.x.length, 0f);          // padding rows
+        cache.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
         executor.execute(step.graph);
         System.arraycopy(step.y, 0, y, 0, y.length);
-        cache.advance(tokens);
+        cache.commit(appends);
     }
 
     /** The graph of one forward shape, e.g. to inspect its tasks or hand it to another executor. */
@@ -132,14 +242,22 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
-        return step(new Shape(cache, tokens, opt)).graph;
+        return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
+    }
+
+    /** The graph a variable-length step of these sequences and token counts runs (built if needed), e.g. to inspect it. */
+    public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(opt, "opt");
+        checkGeometry(cache);
+        return step(new Shape(cache, rows(cache, (int) totalTokens(seqIds, queryLens), opt), opt)).graph;
     }
 
     private Step step(Shape shape) {
         Step s = steps.get(shape);
         if (s == null) {
-            AttentionOptions opt = shape.opt.resolved(shape.cache.batch() * shape.tokens, c.numHeads(), shape.cache.capacity(), executor);
-            s = buildGraph(shape.cache, shape.tokens, opt);
+            AttentionOptions opt = shape.opt.resolved(shape.rows, c.numHeads(), shape.cache.capacity(), executor);
+            s = buildGraph(shape.cache, shape.rows, opt);
             steps.put(shape, s);
             if (steps.size() > MAX_GRAPHS) {
                 var eldest = steps.entrySet().iterator().next();
@@ -150,39 +268,40 @@ public final class MlaLayer implements AutoCloseable {
         return s;
     }
 
-    /** Identity of a graph: the cache object itself (its arrays are in the graph), tokens and options. */
-    private record Shape(LatentCache cache, int tokens, AttentionOptions opt) {
+    /** Identity of a graph: the cache object itself (its arrays are in the graph), token rows and options. */
+    private record Shape(LatentCache cache, int rows, AttentionOptions opt) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof Shape s && s.cache == cache && s.tokens == tokens && s.opt.equals(opt);
+            return o instanceof Shape s && s.cache == cache && s.rows == rows && s.opt.equals(opt);
         }
 
         @Override
         public int hashCode() {
-            return System.identityHashCode(cache) * 31 + tokens * 7 + opt.hashCode();
+            return System.identityHashCode(cache) * 31 + rows * 7 + opt.hashCode();
         }
     }
 
-    /** A built graph with the host buffers the layer fills (x, seqStart) and reads (y). */
-    private record Step(KernelGraph graph, float[] x, int[] seqStart, float[] y) {
+    /** A built graph with the host buffers the layer fills (x, attnMeta) and reads (y). */
+    private record Step(KernelGraph graph, float[] x, int[] attnMeta, float[] y) {
     }
 
     /**
-     * The dataflow of one forward call, written once. Graph "decode" for one token per sequence, "prefill"
-     * otherwise; task names follow DeepSeek's modules.
+     * The dataflow of one forward call, written once, for {@code rows} token rows (a step's tokens, padded).
+     * Graph "decode" when there are no more rows than sequences, "prefill" otherwise; task names follow
+     * DeepSeek's modules.
      */
-    private Step buildGraph(LatentCache cache, int tokens, AttentionOptions opt) {
-        requireStepMemory(c, cache, tokens, opt, true, w.kvB());
-        final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
+    private Step buildGraph(LatentCache cache, int rows, AttentionOptions opt) {
+        requireStepMemory(c, cache, rows, opt, true, w.kvB());
+        final int bs = cache.blockSize();
         final int d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         final int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), qk = dn + dr;
         final float eps = (float) c.rmsNormEps();
         final int dt = cache.dtype().code;
-        KernelGraph g = new KernelGraph(tokens == 1 ? "decode" : "prefill");
+        KernelGraph g = new KernelGraph(rows <= cache.batch() ? "decode" : "prefill");
 
-        // host ↔ device: the step's input and output, the start positions, weights once, the cache stays
+        // host ↔ device: the step's input and output, its metadata (positions, block tables), weights once, the cache stays
         float[] x = g.input("x", new float[rows * d]);
-        int[] seqStart = g.input("seqStart", new int[batch]);
+        int[] attnMeta = g.input("attnMeta", new int[cache.metaLength(rows)]);
         float[] y = g.output("y", new float[rows * d]);
         float[] freq = g.weight("invFreq", invFreq);
         g.state("cache", cache);
@@ -201,38 +320,40 @@ public final class MlaLayer implements AutoCloseable {
         } else {
             w.q().project(g, "q_proj", x, q, rows);
         }
-        g.task("rope_q", Rope::rotatePairs, q, h * qk, h, qk, dn, dr, seqStart, tokens, rows, freq, cosSinScale);
+        g.task("rope_q", Rope::rotatePairs, q, h * qk, h, qk, dn, dr, attnMeta, rows, freq, cosSinScale);
 
         // 2. joint KV down-projection: [c | k_pe]; c_kv = kv_a_layernorm(c); k_pe roped, shared by all heads
         float[] kvA = g.scratch("kv_a", new float[rows * (dc + dr)]);
         float[] ckv = g.scratch("c_kv", new float[rows * dc]);
         w.kvA().project(g, "kv_a_proj_with_mqa", x, kvA, rows);
         g.task("kv_a_layernorm", Norms::rmsNorm, kvA, dc + dr, w.kvANorm().asF32(g, "kv_a_layernorm_weight"), ckv, rows, dc, eps);
-        g.task("rope_k", Rope::rotatePairs, kvA, dc + dr, 1, 0, dc, dr, seqStart, tokens, rows, freq, cosSinScale);
+        g.task("rope_k", Rope::rotatePairs, kvA, dc + dr, 1, 0, dc, dr, attnMeta, rows, freq, cosSinScale);
 
-        // 3. cache: c_kv and k_pe only
-        g.task("cache_append", CacheOps::append, ckv, kvA, kv32, kv16, kv8, dt, seqStart, batch, tokens, cap, dc, dr);
+        // 3. cache: shared blocks about to be written are copied first (copy-on-write after a fork), then c_kv and k_pe only
+        g.task("cache_copy", CacheOps::copyBlocks, kv32, kv16, kv8, dt, attnMeta, rows, cache.batch(), bs, dc, dr);
+        g.task("cache_append", CacheOps::append, ckv, kvA, kv32, kv16, kv8, dt, attnMeta, rows, bs, dc, dr);
 
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
-        addAttention(g, c, w.kvB(), cache, q, o, seqStart, tokens, opt);
+        addAttention(g, c, w.kvB(), cache, q, o, attnMeta, rows, opt);
 
         // 5. output projection
         w.o().project(g, "o_proj", o, y, rows);
-        return new Step(g, x, seqStart, y);
+        return new Step(g, x, attnMeta, y);
     }
 
     /**
      * Step 4 of the dataflow, the attention core: from the roped query q [rows, H, d_n+d_r] and the cache
-     * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path. The benchmarks build a
-     * graph of this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
+     * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path, each row's position and
+     * block table read from {@code attnMeta} ({@link LatentCache#describe}). The benchmarks build a graph of
+     * this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
      * executor here; resolve it for the executor that will run the graph first ({@link AttentionOptions#resolved}).
      */
     public static void addAttention(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
-                                    int[] seqStart, int tokens, AttentionOptions opt) {
+                                    int[] attnMeta, int rows, AttentionOptions opt) {
         Objects.requireNonNull(wkvB, "wkvB");
-        requireStepMemory(c, cache, tokens, opt, false, wkvB);
-        final int batch = cache.batch(), rows = batch * tokens, cap = cache.capacity();
+        requireStepMemory(c, cache, rows, opt, false, wkvB);
+        final int cap = cache.capacity(), bs = cache.blockSize(), seqs = cache.batch();
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
         final float scale = (float) c.softmaxScale();
@@ -241,28 +362,29 @@ public final class MlaLayer implements AutoCloseable {
         byte[] kv8 = cache.bytes();
         switch (opt.path()) {
             case NAIVE -> {
-                float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) batch * cap * h * (dn + dv))]);
+                // K/V of every head per cache slot: paged like the latent cache
+                float[] kvFull = g.scratch("kv", new float[checkedSize("decompressed K/V", (long) cache.numBlocks() * bs * h * (dn + dv))]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
                 // the naive path multiplies every cached latent by kv_b_proj: bf16 and fp8 weights are decoded to
                 // an f32 copy first (a reference path; the absorbed paths decode inside their products)
                 float[] wkvBF32 = wkvB.asF32(g, "kv_b_dequant");
-                g.task("decompress", NaiveAttention::decompress, kv32, kv16, kv8, dt, wkvBF32, kvFull, seqStart,
-                        batch, tokens, cap, h, dn, dv, dc, dr);
+                g.task("decompress", NaiveAttention::decompress, kv32, kv16, kv8, dt, wkvBF32, kvFull, attnMeta,
+                        rows, seqs, cap, bs, h, dn, dv, dc, dr);
                 g.task("scores", NaiveAttention::naiveScores, q, kvFull, kv32, kv16, kv8, dt, scores,
-                        seqStart, batch, tokens, cap, h, dn, dr, dv, dc, scale);
-                g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, h);
-                g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, seqStart, batch, tokens, cap, h, dn, dv);
+                        attnMeta, rows, cap, bs, h, dn, dr, dv, dc, scale);
+                g.task("softmax", Softmax::softmax, scores, attnMeta, rows, cap, h);
+                g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, attnMeta, rows, cap, bs, h, dn, dv);
             }
             case ABSORBED -> {
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
                 wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
-                g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, kv32, kv16, kv8, dt, scores, seqStart,
-                        batch, tokens, cap, h, dn, dr, dc, scale);
-                g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, h);
+                g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, kv32, kv16, kv8, dt, scores, attnMeta,
+                        rows, cap, bs, h, dn, dr, dc, scale);
+                g.task("softmax", Softmax::softmax, scores, attnMeta, rows, cap, h);
                 g.task("values", AbsorbedAttention::absorbedValues, scores, kv32, kv16, kv8, dt, oLat,
-                        seqStart, batch, tokens, cap, h, dc, dr);
+                        attnMeta, rows, cap, bs, h, dc, dr);
                 wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
             case TILED -> {
@@ -275,7 +397,7 @@ public final class MlaLayer implements AutoCloseable {
                 float[] ml = g.scratch("ml_split", new float[checkedSize("split maxima and sums", 2L * parts)]);   // (m, l) per split
                 wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
                 g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, ml,
-                        seqStart, batch, tokens, cap, h, dn, dr, dc, scale, opt.tileSize(), splits);
+                        attnMeta, rows, bs, h, dn, dr, dc, scale, opt.tileSize(), splits);
                 g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, rows, h, splits, dc);
                 wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
@@ -287,8 +409,8 @@ public final class MlaLayer implements AutoCloseable {
      * Throws, before anything is allocated, when a buffer of the step would not fit one Java array or all of
      * them not the heap: the whole layer step ({@code projections}) or the attention core alone.
      */
-    private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokens, AttentionOptions opt, boolean projections, Weight wkvB) {
-        long rows = (long) cache.batch() * tokens, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
+    private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokenRows, AttentionOptions opt, boolean projections, Weight wkvB) {
+        long rows = tokenRows, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
         long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         long total = 0;
         if (projections) {
@@ -296,7 +418,7 @@ public final class MlaLayer implements AutoCloseable {
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
         }
         switch (opt.path()) {
-            case NAIVE -> total += size("decompressed K/V", mul(cache.batch(), cap, h, dn + dv)) + size("scores", mul(rows, h, cap))
+            case NAIVE -> total += size("decompressed K/V", mul(cache.numBlocks(), cache.blockSize(), h, dn + dv)) + size("scores", mul(rows, h, cap))
                     + (wkvB.dtype() == WeightDtype.F32 ? 0 : wkvB.numbers());
             case ABSORBED -> total += size("q_lat and o_lat", mul(2, rows, h, dc)) + size("scores", mul(rows, h, cap));
             case TILED -> {
@@ -332,12 +454,9 @@ public final class MlaLayer implements AutoCloseable {
         return (int) n;
     }
 
-    /** The checks of a forward call that need no input: geometry, token count, room, positions, memory. */
+    /** The checks of a uniform forward shape that need no input: geometry, token count, room, positions, memory. */
     private void checkShape(LatentCache cache, int tokens) {
-        if (cache.kvLoraRank() != c.kvLoraRank() || cache.ropeDim() != c.qkRopeHeadDim()) {
-            throw new MlaException("cache was made for kv_lora_rank " + cache.kvLoraRank() + ", qk_rope_head_dim "
-                    + cache.ropeDim() + "; this layer has " + c.kvLoraRank() + ", " + c.qkRopeHeadDim());
-        }
+        checkGeometry(cache);
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
         Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
         cache.checkRoom(tokens);
@@ -348,22 +467,10 @@ public final class MlaLayer implements AutoCloseable {
         }
     }
 
-    private void validate(LatentCache cache, float[] x, int tokens, float[] y) {
-        checkShape(cache, tokens);
-        long expected = (long) cache.batch() * tokens * c.hiddenSize();
-        if (x.length != expected) {
-            throw new MlaException("input x: expected shape " + MlaException.shape(cache.batch(), tokens, c.hiddenSize())
-                    + " (" + expected + " floats), found " + x.length + " floats");
-        }
-        if (y.length != expected) {
-            throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
-        }
-        for (int i = 0; i < x.length; i++) {
-            if (!Float.isFinite(x[i])) {
-                int row = i / c.hiddenSize();
-                throw new MlaException("input x holds " + x[i] + " at [" + row / tokens + ", " + row % tokens + ", "
-                        + i % c.hiddenSize() + "]; expected finite numbers");
-            }
+    private void checkGeometry(LatentCache cache) {
+        if (cache.kvLoraRank() != c.kvLoraRank() || cache.ropeDim() != c.qkRopeHeadDim()) {
+            throw new MlaException("cache was made for kv_lora_rank " + cache.kvLoraRank() + ", qk_rope_head_dim "
+                    + cache.ropeDim() + "; this layer has " + c.kvLoraRank() + ", " + c.qkRopeHeadDim());
         }
     }
 

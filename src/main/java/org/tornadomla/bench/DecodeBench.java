@@ -52,7 +52,8 @@ public final class DecodeBench {
     private final float[] q;
     private final Weight wkvB;
     private final java.util.Map<GraphExecutor, Built> graphs = new java.util.IdentityHashMap<>();
-    private final int[] seqStart;
+    /** The kernels' metadata: every sequence's query at position context − 1, the block tables. */
+    private final int[] attnMeta;
 
     public DecodeBench(Shape shape, long seed) {
         this(shape, seed, false);
@@ -65,7 +66,16 @@ public final class DecodeBench {
      * just the context (the ABSORBED path's loops run over the capacity), so other paths need capacity = context.
      */
     public DecodeBench(Shape shape, int capacity, long seed) {
-        this(shape, capacity, seed, false);
+        this(shape, capacity, seed, false, 0);
+    }
+
+    /**
+     * As {@link #DecodeBench(Shape, int, long)} over a paged cache of blocks of {@code blockSize} tokens (0: the
+     * contiguous cache), handed out in a seeded random order, as in a pool that has served many requests: a
+     * sequence's blocks are scattered over the pool.
+     */
+    public DecodeBench(Shape shape, int capacity, long seed, int blockSize) {
+        this(shape, capacity, seed, false, blockSize);
     }
 
     /** Why a step of this batch and cache capacity cannot be built (Java arrays hold at most 2^31 - 9 numbers), or null. */
@@ -86,10 +96,10 @@ public final class DecodeBench {
      *                   larger, small noise) instead of independent N(0, 1) numbers
      */
     public DecodeBench(Shape shape, long seed, boolean structured) {
-        this(shape, shape.context(), seed, structured);
+        this(shape, shape.context(), seed, structured, 0);
     }
 
-    private DecodeBench(Shape shape, int capacity, long seed, boolean structured) {
+    private DecodeBench(Shape shape, int capacity, long seed, boolean structured, int blockSize) {
         String why = unrepresentable(shape.batch(), capacity, shape.heads(), shape.path());
         if (why != null) throw new MlaException("cannot build " + shape.label() + ": " + why);
         if (capacity < shape.context()) throw new MlaException("capacity " + capacity + " is below the context " + shape.context());
@@ -103,7 +113,8 @@ public final class DecodeBench {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         if (shape.batch() < 1 || shape.context() < 1) throw new MlaException("batch and context must be >= 1, found " + shape.batch() + ", " + shape.context());
         Memory.arrayLength((long) shape.batch() * h * c.qkHeadDim(), "the queries of " + shape.label());
-        LatentCache cache = new LatentCache(c, shape.batch(), capacity, shape.dtype());
+        if (blockSize < 0) throw new MlaException("block size must be >= 0 (0: contiguous), found " + blockSize);
+        LatentCache cache = blockSize == 0 ? new LatentCache(c, shape.batch(), capacity, shape.dtype()) : pagedCache(c, shape, capacity, blockSize, seed);
         if (structured || (long) shape.batch() * capacity * (dc + dr) <= EXACT_FILL_LIMIT) {
             for (int b = 0; b < shape.batch(); b++) {
                 float[] latent = structured ? structuredLatent(rnd, capacity, dc) : MlaWeights.gaussians(rnd, capacity * dc, 1);
@@ -115,8 +126,8 @@ public final class DecodeBench {
         this.config = c;
         this.cache = cache;
         this.q = MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1);
-        this.seqStart = new int[shape.batch()];
-        java.util.Arrays.fill(seqStart, shape.context() - 1);
+        this.attnMeta = new int[cache.metaLength(shape.batch())];
+        describe(shape.context());
         long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
         this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
     }
@@ -130,11 +141,11 @@ public final class DecodeBench {
         return graphs.computeIfAbsent(executor, ex -> {
             KernelGraph g = new KernelGraph("decode");
             g.input("q", q);
-            g.input("seqStart", seqStart);
+            g.input("attnMeta", attnMeta);
             g.state("cache", cache);
             float[] o = g.output("o", new float[shape.batch() * config.numHeads() * config.vHeadDim()]);
             AttentionOptions opt = AttentionOptions.of(shape.path()).resolved(shape.batch(), config.numHeads(), capacity, ex);
-            MlaLayer.addAttention(g, config, wkvB, cache, q, o, seqStart, 1, opt);
+            MlaLayer.addAttention(g, config, wkvB, cache, q, o, attnMeta, shape.batch(), opt);
             return new Built(g, o);
         });
     }
@@ -151,8 +162,27 @@ public final class DecodeBench {
         if (context < 1 || context > capacity) {
             throw new MlaException("context must be 1 … " + capacity + " (the cache capacity), found " + context);
         }
-        java.util.Arrays.fill(seqStart, context - 1);
+        describe(context);
         shape = new Shape(shape.path(), shape.dtype(), shape.batch(), shape.heads(), context);
+    }
+
+    private void describe(int context) {
+        int[] ids = new int[shape.batch()], first = new int[shape.batch()], ones = new int[shape.batch()];
+        for (int b = 0; b < ids.length; b++) {
+            ids[b] = b;
+            first[b] = context - 1;
+            ones[b] = 1;
+        }
+        cache.describe(attnMeta, shape.batch(), ids, first, ones, null);
+    }
+
+    /** A paged cache for the shape's sequences, its free blocks shuffled first (each sequence's blocks scattered). */
+    private static LatentCache pagedCache(MlaConfig c, Shape shape, int capacity, int blockSize, long seed) {
+        int blocks = (capacity + blockSize - 1) / blockSize;
+        LatentCache cache = LatentCache.paged(c, shape.batch(), capacity, shape.batch() * blocks, blockSize, shape.dtype());
+        cache.shuffleFreeBlocks(seed);
+        for (int b = 0; b < shape.batch(); b++) cache.addSequence();
+        return cache;
     }
 
     /**

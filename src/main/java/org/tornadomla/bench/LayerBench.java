@@ -40,9 +40,15 @@ public final class LayerBench {
     private final long seed;
 
     public LayerBench(MlaConfig config, long seed) {
+        this(config, seed, org.tornadomla.weights.WeightDtype.F32);
+    }
+
+    /** With the projection weights held as {@code form} (DeepSeek-V3 ships FP8). */
+    public LayerBench(MlaConfig config, long seed, org.tornadomla.weights.WeightDtype form) {
         this.config = config;
         this.seed = seed;
-        this.weights = MlaWeights.random(config, seed);
+        MlaWeights w = MlaWeights.random(config, seed);
+        this.weights = form == org.tornadomla.weights.WeightDtype.F32 ? w : w.to(form);
     }
 
     public MlaConfig config() {
@@ -79,6 +85,78 @@ public final class LayerBench {
                 progress.accept(String.format(Locale.ROOT, "layer %-14s %-8s %-4s B%-4d T%-6d %10.3f ms/step  in %,d B  out %,d B%s  [%d steps]",
                         backend, path, dtype, batch, context, ms, r.bytesToDevice(), r.bytesToHost(),
                         Double.isNaN(r.kernelMs()) ? "" : String.format(Locale.ROOT, "  kernels %.3f ms", r.kernelMs()), n));
+            }
+        }
+        return out;
+    }
+
+    /** One timing of {@link #mixed}: what ran (mixed, decodes alone, prefill chunks alone), ms per step, steps timed. */
+    public record Mixed(String what, int tokens, double msPerStep, int steps) {
+    }
+
+    /**
+     * A continuous-batching step of the whole layer: {@code decodes} sequences at context {@code context} each
+     * decode one token while {@code chunks} new prompts prefill a chunk of {@code chunk} tokens, all in one
+     * variable-length call; then, for comparison, the decodes alone and the chunks alone. The cache is paged
+     * (blocks of {@code blockSize}, handed out in a shuffled order) or, with blockSize 0, contiguous. Every
+     * timed step is rolled back (truncated) so each sees the same contexts.
+     */
+    public List<Mixed> mixed(GraphExecutor executor, AttentionPath path, CacheDtype dtype, int decodes, int context, int chunks, int chunk,
+                             int blockSize, double budgetMs) {
+        if (decodes < 0 || chunks < 0 || decodes + chunks < 1 || context < 1 || chunk < 1) {
+            throw new MlaException("mixed step: needs decodes, chunks >= 0 (not both 0), context and chunk >= 1, found "
+                    + decodes + ", " + chunks + ", " + context + ", " + chunk);
+        }
+        int seqs = decodes + chunks, d = config.hiddenSize(), dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
+        int capacity = Math.max(context, chunk);
+        List<Mixed> out = new ArrayList<>();
+        AttentionOptions opt = AttentionOptions.of(path);
+        try (MlaLayer layer = new MlaLayer(weights, executor)) {
+            LatentCache cache;
+            if (blockSize > 0) {
+                int perSeq = (capacity + blockSize - 1) / blockSize;
+                cache = layer.newPagedCache(seqs, capacity, seqs * perSeq, blockSize, dtype);
+                cache.shuffleFreeBlocks(seed);
+                for (int b = 0; b < seqs; b++) cache.addSequence();
+            } else {
+                cache = layer.newCache(seqs, capacity, dtype);
+            }
+            SplittableRandom rnd = new SplittableRandom(seed + 3);
+            int block = Math.min(context - 1, DecodeBench.FILL_BLOCK);
+            float[] lat = MlaWeights.gaussians(rnd, Math.max(1, block) * dc, 1), pe = MlaWeights.gaussians(rnd, Math.max(1, block) * dr, 1);
+            for (int b = 0; b < decodes; b++) {
+                float[] l = new float[(context - 1) * dc], p = new float[(context - 1) * dr];
+                for (int t = 0; t < context - 1; t++) {
+                    System.arraycopy(lat, (t % block) * dc, l, t * dc, dc);
+                    System.arraycopy(pe, (t % block) * dr, p, t * dr, dr);
+                }
+                cache.write(b, l, p);
+            }
+            int[] all = new int[seqs], counts = new int[seqs];
+            for (int b = 0; b < seqs; b++) {
+                all[b] = b;
+                counts[b] = b < decodes ? 1 : chunk;
+            }
+            int[][] ids = {all, java.util.Arrays.copyOf(all, decodes), java.util.Arrays.copyOfRange(all, decodes, seqs)};
+            int[][] ns = {counts, java.util.Arrays.copyOf(counts, decodes), java.util.Arrays.copyOfRange(counts, decodes, seqs)};
+            String[] names = {"mixed", "decodes alone", "chunks alone"};
+            // one untimed step of each first: the JIT compiles the kernels of every shape before any is timed
+            for (int k = 0; k < 3; k++) {
+                if (ids[k].length == 0) continue;
+                int[] id = ids[k], n = ns[k];
+                layer.forward(cache, id, n, new float[java.util.Arrays.stream(n).sum() * d], opt);
+                for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);
+            }
+            for (int k = 0; k < 3; k++) {
+                if (ids[k].length == 0) continue;
+                int[] id = ids[k], n = ns[k];
+                int tokens = java.util.Arrays.stream(n).sum();
+                float[] x = MlaWeights.gaussians(rnd, tokens * d, 1);
+                Timing t = Timing.measure(() -> {
+                    layer.forward(cache, id, n, x, opt);
+                    for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);
+                }, budgetMs, 2);
+                out.add(new Mixed(names[k], tokens, t.meanMs(), t.iterations()));
             }
         }
         return out;

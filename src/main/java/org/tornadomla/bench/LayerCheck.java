@@ -113,12 +113,25 @@ public final class LayerCheck {
         return maxPrefix + work.prefill() + work.steps() + 2;
     }
 
+    /** Block size of the paged cases: small, so that every sequence spans blocks and tiles cross them. */
+    public static final int PAGED_BLOCK = 4;
+
     /** Runs one case on {@code device} and compares it with the reference (computed once per path and dtype). */
     public Result check(GraphExecutor device, String kernels, AttentionPath path, CacheDtype dtype) {
-        Run ref = reference.computeIfAbsent(path + "/" + dtype, k -> run(new JvmExecutor(), path, dtype, false));
+        return check(device, kernels, path, dtype, 0);
+    }
+
+    /**
+     * As {@link #check(GraphExecutor, String, AttentionPath, CacheDtype)}, the device's run over a paged cache of
+     * blocks of {@code blockSize} tokens (0: contiguous) handed out in a shuffled order, its steps as
+     * variable-length calls; compared with the same contiguous reference (the paged cache's sequences gathered
+     * into the contiguous layout).
+     */
+    public Result check(GraphExecutor device, String kernels, AttentionPath path, CacheDtype dtype, int blockSize) {
+        Run ref = reference.computeIfAbsent(path + "/" + dtype, k -> run(new JvmExecutor(), path, dtype, false, 0));
         Run dev;
         try {
-            dev = run(device, path, dtype, true);
+            dev = run(device, path, dtype, true, blockSize);
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).lines().findFirst().orElse("").strip();
             return new Result(path, dtype, kernels, Double.NaN, Double.NaN, TOL, -1, e.getClass().getSimpleName() + ": " + msg);
@@ -128,7 +141,7 @@ public final class LayerCheck {
         List<float[]> expected = ref.outputs();
         if (cacheError == null && flips[0] > 0) {
             // the reference again, over the device's cache codes: what the outputs must match
-            expected = run(new PinnedCacheExecutor(dev.storage()), path, dtype, false).outputs();
+            expected = run(new PinnedCacheExecutor(dev.storage()), path, dtype, false, 0).outputs();
         }
         double abs = 0, rel = 0;
         for (int i = 0; i < expected.size(); i++) {
@@ -155,17 +168,20 @@ public final class LayerCheck {
         List<Runnable> jobs = new ArrayList<>();
         for (AttentionPath p : paths) {
             for (CacheDtype d : dtypes) {
-                if (!reference.containsKey(p + "/" + d)) jobs.add(() -> reference.putIfAbsent(p + "/" + d, run(new JvmExecutor(), p, d, false)));
+                if (!reference.containsKey(p + "/" + d)) jobs.add(() -> reference.putIfAbsent(p + "/" + d, run(new JvmExecutor(), p, d, false, 0)));
             }
         }
         jobs.parallelStream().forEach(Runnable::run);
     }
 
-    /** Every case for one executor: paths × dtypes. */
+    /** Every case for one executor: paths × dtypes, contiguous and paged. */
     public List<Result> checkAll(GraphExecutor device, String kernels) {
         List<Result> out = new ArrayList<>();
         for (AttentionPath p : AttentionPath.values()) {
-            for (CacheDtype d : CacheDtype.values()) out.add(check(device, kernels, p, d));
+            for (CacheDtype d : CacheDtype.values()) {
+                out.add(check(device, kernels, p, d));
+                out.add(check(device, kernels + "+paged", p, d, PAGED_BLOCK));
+            }
         }
         return out;
     }
@@ -174,39 +190,68 @@ public final class LayerCheck {
      * Prefix, prefill, decode steps on {@code executor}; the prefill output, each decode output and the final
      * cache storage (brought back from the device when the layer is closed).
      */
-    private Run run(GraphExecutor executor, AttentionPath path, CacheDtype dtype, boolean poison) {
-        int d = config.hiddenSize(), dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
+    private Run run(GraphExecutor executor, AttentionPath path, CacheDtype dtype, boolean poison, int blockSize) {
+        int d = config.hiddenSize(), dc = config.kvLoraRank(), dr = config.qkRopeHeadDim(), batch = work.batch();
         SplittableRandom rnd = new SplittableRandom(work.seed() + 1);
         List<float[]> outputs = new ArrayList<>();
         LatentCache cache;
         try (MlaLayer layer = new MlaLayer(weights, executor)) {
-            cache = layer.newCache(work.batch(), capacity(), dtype);
-            for (int b = 0; b < work.batch(); b++) {
+            if (blockSize == 0) {
+                cache = layer.newCache(batch, capacity(), dtype);
+            } else {
+                int blocks = (capacity() + blockSize - 1) / blockSize;
+                cache = layer.newPagedCache(batch, capacity(), batch * blocks, blockSize, dtype);
+                cache.shuffleFreeBlocks(work.seed());
+                for (int b = 0; b < batch; b++) cache.addSequence();
+            }
+            for (int b = 0; b < batch; b++) {
                 int n = prefix(b);
                 cache.write(b, MlaWeights.gaussians(rnd, n * dc, 1), MlaWeights.gaussians(rnd, n * dr, 1));
             }
             AttentionOptions opt = new AttentionOptions(path, tile, splits);
-            float[] x = MlaWeights.gaussians(rnd, work.batch() * work.prefill() * d, 1);
-            outputs.add(forward(layer, cache, x, work.prefill(), opt, poison));
+            float[] x = MlaWeights.gaussians(rnd, batch * work.prefill() * d, 1);
+            outputs.add(forward(layer, cache, x, work.prefill(), opt, poison, blockSize > 0));
             for (int s = 0; s < work.steps(); s++) {
-                outputs.add(forward(layer, cache, MlaWeights.gaussians(rnd, work.batch() * d, 1), 1, opt, poison));
+                outputs.add(forward(layer, cache, MlaWeights.gaussians(rnd, batch * d, 1), 1, opt, poison, blockSize > 0));
             }
         }
         cache.toHost();
-        Object[] storage = cache.arrays();
+        Object[] storage = (blockSize == 0 ? cache : contiguousCopy(cache)).arrays();
         return new Run(outputs, new Object[] {((float[]) storage[0]).clone(), ((short[]) storage[1]).clone(), ((byte[]) storage[2]).clone()});
     }
-    private static float[] forward(MlaLayer layer, LatentCache cache, float[] x, int tokens, AttentionOptions opt, boolean poison) {
+
+    /** A paged cache's sequences, stored numbers and scales as they are, in a contiguous cache of {@link #capacity()}. */
+    private LatentCache contiguousCopy(LatentCache paged) {
+        LatentCache c = new LatentCache(config, paged.batch(), capacity(), paged.dtype());
+        for (int b = 0; b < paged.batch(); b++) {
+            if (paged.dtype() == CacheDtype.INT8 || paged.dtype() == CacheDtype.FP8) {
+                LatentCache.Quantised q = paged.quantised(b);
+                c.writeQuantised(b, q.values(), q.scales(), q.rope());
+            } else {
+                c.write(b, paged.latent(b), paged.ropeKey(b));     // bf16 decoded and encoded again: the same codes
+            }
+        }
+        return c;
+    }
+
+    /** One step of {@code tokens} per sequence: a uniform forward call, or (paged) the variable-length one. */
+    private static float[] forward(MlaLayer layer, LatentCache cache, float[] x, int tokens, AttentionOptions opt, boolean poison, boolean varlen) {
         float[] y = new float[x.length];
+        int[] ids = cache.allSequences(), counts = new int[ids.length];
+        Arrays.fill(counts, tokens);
         if (poison) {
             // the graph's own output buffer: NaN, so a result the device did not compute and copy back cannot pass
-            KernelGraph g = layer.graph(cache, tokens, opt);
+            KernelGraph g = varlen ? layer.graph(cache, ids, counts, opt) : layer.graph(cache, tokens, opt);
             for (KernelGraph.Buffer b : g.buffers()) {
                 if (b.role() == KernelGraph.Role.OUTPUT && b.array() instanceof float[] f) Arrays.fill(f, Float.NaN);
             }
             Arrays.fill(y, Float.NaN);
         }
-        layer.forward(cache, x, tokens, opt, y);
+        if (varlen) {
+            System.arraycopy(layer.forward(cache, ids, counts, x, opt), 0, y, 0, y.length);
+        } else {
+            layer.forward(cache, x, tokens, opt, y);
+        }
         return y;
     }
 

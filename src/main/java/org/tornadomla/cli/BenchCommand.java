@@ -9,6 +9,7 @@ import org.tornadomla.bench.LayerBench;
 import org.tornadomla.bench.Roofline;
 import org.tornadomla.bench.Timing;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
@@ -116,6 +117,22 @@ public final class BenchCommand implements Callable<Integer> {
             + "100 with --grid, 200 with --grid --quick)")
     Double budgetMs;
 
+    @Option(names = "--paged", description = "attend over a paged cache (blocks handed out in a shuffled order, as in a pool that "
+            + "has served many requests) instead of a contiguous one")
+    boolean paged;
+
+    @Option(names = "--block-size", description = "with --paged: tokens per block (default: " + LatentCache.DEFAULT_BLOCK_SIZE + ")")
+    Integer blockSize;
+
+    @Option(names = "--compare-paged", description = "time each shape over a contiguous and a paged cache (--block-size, "
+            + "default 64) in alternating rounds in one process, and print both medians and best times and their ratio")
+    boolean comparePaged;
+
+    @Option(names = "--mixed", description = "time a continuous-batching step of the whole layer instead: 6 sequences decode at "
+            + "the first --context while 2 prompts prefill a chunk of 256 tokens, in one call; then each part alone "
+            + "(hidden --layer-hidden, first --dtype, tiled path, fp8 weights)")
+    boolean mixed;
+
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
     boolean breakdown;
 
@@ -131,6 +148,10 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
+        if (blockSize != null && !paged && !comparePaged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
+        if (mixed) return runMixed(out);
+        if (comparePaged) return runComparePaged(out);
         boolean isGrid = grid != null;
         List<DecodeBench.Shape> shapes = layerOnly ? List.of() : shapes(isGrid);
         Map<String, GraphExecutor> executors = executors(out);
@@ -156,7 +177,9 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
                     shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
             out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
-                    + "also copies q in and o out%n%n");
+                    + "also copies q in and o out%n");
+            out.printf("cache: %s%n%n", paged ? "paged, blocks of " + pagedBlock() + " tokens in shuffled order (block tables read by every kernel)"
+                    : "contiguous (one block per sequence)");
             String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
             if (limits != null) header += String.format(" %8s %8s", "%BW", "%FMA");
             out.println(header);
@@ -170,6 +193,83 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("wrote %s%n", chart);
         }
         for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
+    private int pagedBlock() {
+        return !paged ? 0 : blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
+    }
+
+    /**
+     * --compare-paged: each shape over a contiguous cache and over a paged one (blocks handed out in a shuffled
+     * order), timed in alternating rounds so that a busy machine slows both alike; per backend the median of the
+     * rounds' medians and the best step of each, and paged / contiguous.
+     */
+    private int runComparePaged(PrintWriter out) {
+        Map<String, GraphExecutor> executors = executors(out);
+        int bs = blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
+        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        int rounds = 5;
+        out.printf("paged (blocks of %d, shuffled) against contiguous, %d alternating rounds of %.0f ms each; ms per step of the attention core%n",
+                bs, rounds, budget);
+        out.printf("%-16s %-36s %12s %12s %12s %12s %8s %8s%n", "backend", "shape", "contig. med", "paged med", "contig. best", "paged best",
+                "ratio", "best r.");
+        long t0 = System.nanoTime();
+        for (DecodeBench.Shape s : shapes(false)) {
+            DecodeBench contiguous = new DecodeBench(s, s.context(), 42, 0), paged = new DecodeBench(s, s.context(), 42, bs);
+            GraphExecutor checker = fastOrNull() != null ? fastOrNull() : new JvmExecutor();
+            float[] expected = contiguous.runOnce(checker);
+            for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+                double[] med = new double[2], best = {Double.MAX_VALUE, Double.MAX_VALUE};
+                double[][] medians = new double[2][rounds];
+                for (int r = 0; r < rounds; r++) {
+                    for (int k = 0; k < 2; k++) {
+                        Timing t = (k == 0 ? contiguous : paged).time(e.getValue(), budget, 2);
+                        medians[k][r] = t.medianMs();
+                        best[k] = Math.min(best[k], t.bestMs());
+                    }
+                }
+                for (int k = 0; k < 2; k++) {
+                    java.util.Arrays.sort(medians[k]);
+                    med[k] = medians[k][rounds / 2];
+                }
+                double diff = maxAbsDiff(expected, paged.runOnce(e.getValue()));
+                out.printf(Locale.ROOT, "%-16s %-36s %12.3f %12.3f %12.3f %12.3f %8.3f %8.3f   max|paged - contiguous| %.1e%n", e.getKey(), s.label(),
+                        med[0], med[1], best[0], best[1], med[1] / med[0], best[1] / best[0], diff);
+                out.flush();
+            }
+            for (GraphExecutor ex : executors.values()) {
+                contiguous.release(ex);
+                paged.release(ex);
+            }
+        }
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
+    /** --mixed: a continuous-batching step of the whole layer, then its decodes and its prefill chunks alone. */
+    private int runMixed(PrintWriter out) {
+        Map<String, GraphExecutor> executors = executors(out);
+        int d = layerHidden != null ? layerHidden : quick ? 1024 : 7168;
+        int context = contexts != null ? contexts.get(0) : quick ? 1024 : 4096;
+        CacheDtype dtype = dtypes != null ? CacheDtype.parse(dtypes.get(0)) : CacheDtype.F32;
+        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        LayerBench lb = new LayerBench(MlaConfig.deepseekV3().withHiddenSize(d), 42, org.tornadomla.weights.WeightDtype.FP8);
+        out.printf("mixed step of the whole layer (DeepSeek-V3 attention geometry, hidden %d, fp8 weights as V3 ships them, tiled path, %s cache, %s): "
+                + "6 sequences decode at context %d while 2 prompts prefill a chunk of 256 tokens, one variable-length call%n",
+                d, dtype, paged ? "paged (blocks of " + pagedBlock() + ")" : "contiguous", context);
+        long t0 = System.nanoTime();
+        for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+            for (LayerBench.Mixed m : lb.mixed(e.getValue(), AttentionPath.TILED, dtype, 6, context, 2, 256, pagedBlock(), budget)) {
+                out.printf(Locale.ROOT, "%-16s %-14s %5d tokens %11.3f ms/step   [%d steps]%n", e.getKey(), m.what(), m.tokens(), m.msPerStep(), m.steps());
+                out.flush();
+            }
+        }
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
@@ -212,7 +312,7 @@ public final class BenchCommand implements Callable<Integer> {
                 continue;
             }
             long f0 = System.nanoTime();
-            DecodeBench bench = new DecodeBench(first, capacity, 42);
+            DecodeBench bench = new DecodeBench(first, capacity, 42, pagedBlock());
             double gb = (double) first.batch() * capacity * first.dtype().bytesPerToken(512, 64) / 1e9;
             if (gb > 0.5) out.printf(Locale.ROOT, "  (cache B%d x %d tokens %s: %.1f GB, filled in %.1f s)%n", first.batch(), capacity,
                     first.dtype(), gb, (System.nanoTime() - f0) / 1e9);

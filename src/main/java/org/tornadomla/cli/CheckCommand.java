@@ -104,8 +104,9 @@ public final class CheckCommand implements Callable<Integer> {
                 cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(), cfg.vHeadDim(), d, seed);
         StringBuilder lengths = new StringBuilder();
         for (int b = 0; b < work.batch(); b++) lengths.append(b == 0 ? "" : ", ").append(LayerCheck.prefix(b));
-        out.printf("work: batch %d (tokens cached before the prefill: %s), prefill %d, %d decode steps; tiled: tile %d, %d splits%n",
-                work.batch(), lengths, work.prefill(), work.steps(), tile, splits);
+        out.printf("work: batch %d (tokens cached before the prefill: %s), prefill %d, %d decode steps; tiled: tile %d, %d splits; "
+                + "+paged: a paged cache of blocks of %d tokens in shuffled order, variable-length steps%n",
+                work.batch(), lengths, work.prefill(), work.steps(), tile, splits, LayerCheck.PAGED_BLOCK);
         out.printf(Locale.ROOT, "compared: the cache the device wrote (each number within f32 noise, or one code off in bf16/int8/fp8: "
                 + "cache_flips), and every prefill and decode output (device outputs poisoned with NaN first) against the reference "
                 + "over the device's cache codes; error = |device - reference| / max(1, |reference|), tol %.0e%n", tol != null ? tol : LayerCheck.TOL);
@@ -120,8 +121,12 @@ public final class CheckCommand implements Callable<Integer> {
         try {
             for (AttentionPath path : pathList) {
                 for (CacheDtype dtype : dtypeList) {
-                    for (Map.Entry<String, GraphExecutor> set : sets.entrySet()) {
-                        LayerCheck.Result r = check.check(set.getValue(), set.getKey(), path, dtype);
+                    // every kernel set over the contiguous cache, then the last (the default) over a paged one
+                    List<Map.Entry<String, GraphExecutor>> cases = new java.util.ArrayList<>(sets.entrySet());
+                    cases.add(Map.entry(cases.getLast().getKey() + "+paged", cases.getLast().getValue()));
+                    for (Map.Entry<String, GraphExecutor> set : cases) {
+                        boolean paged = set.getKey().endsWith("+paged");
+                        LayerCheck.Result r = check.check(set.getValue(), set.getKey(), path, dtype, paged ? LayerCheck.PAGED_BLOCK : 0);
                         if (tol != null) r = r.withTolerance(tol);
                         out.println(r.line());
                         out.flush();

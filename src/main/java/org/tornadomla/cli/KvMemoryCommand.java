@@ -13,6 +13,10 @@ import org.tornadomla.MlaException;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.cache.KvMemory;
 import picocli.CommandLine.Command;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import java.util.Locale;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
@@ -50,8 +54,49 @@ public final class KvMemoryCommand implements Callable<Integer> {
     @Option(names = "--chart", description = "write a PNG: bytes per token for the whole model, per model and scheme")
     Path chart;
 
+    @Option(names = "--lengths", split = ",", description = "a ragged batch: each request's tokens; measures a contiguous "
+            + "latent cache sized for the longest request against a paged pool holding just the requests' blocks "
+            + "(MLA: --config, else DeepSeek-V3)")
+    List<Integer> lengths;
+
+    @Option(names = "--block-size", defaultValue = "64", description = "with --lengths: tokens per block (default: ${DEFAULT-VALUE})")
+    int blockSize;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    /**
+     * --lengths: the storage of real caches (one layer), contiguous for the longest request against a paged pool
+     * of exactly the requests' blocks, per dtype; whole-model figures are that × the layers.
+     */
+    private int ragged(PrintWriter out) {
+        if (lengths.isEmpty() || lengths.stream().anyMatch(l -> l == null || l < 1)) throw new MlaException("--lengths must be tokens >= 1, found " + lengths);
+        if (blockSize < 1 || blockSize > (1 << 20)) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
+        MlaConfig c = config != null ? MlaConfig.load(config) : MlaConfig.deepseekV3();
+        int longest = lengths.stream().mapToInt(Integer::intValue).max().orElseThrow(), n = lengths.size();
+        long blocks = 0, tokens = 0;
+        for (int l : lengths) {
+            blocks += (l + blockSize - 1) / blockSize;
+            tokens += l;
+        }
+        if (blocks > Integer.MAX_VALUE - 8) throw new MlaException("--lengths need " + blocks + " blocks, more than one pool holds");
+        out.printf("ragged batch of %d requests, %,d tokens (lengths %s): one layer's latent cache (kv_lora_rank %d + rope %d), "
+                + "measured as allocated, and × %d layers%n", n, tokens, lengths, c.kvLoraRank(), c.qkRopeHeadDim(), c.numHiddenLayers());
+        out.printf("%-5s %22s %22s %22s %8s%n", "dtype", "contiguous (" + n + " × " + longest + ")", "paged (" + blocks + " × " + blockSize + ")",
+                "tokens held", "saved");
+        for (String d : dtypes) {
+            CacheDtype dt = CacheDtype.parse(d);
+            long contiguous = new LatentCache(c, n, longest, dt).storageBytes();
+            long paged = LatentCache.paged(c, n, longest, (int) blocks, blockSize, dt).storageBytes();
+            long exact = tokens * dt.bytesPerToken(c.kvLoraRank(), c.qkRopeHeadDim());
+            int layers = c.numHiddenLayers();
+            out.printf(Locale.ROOT, "%-5s %10s / %-9s %10s / %-9s %10s / %-9s %7.1f%%%n", d, KvMemory.human(contiguous), KvMemory.human((double) contiguous * layers),
+                    KvMemory.human(paged), KvMemory.human((double) paged * layers), KvMemory.human(exact), KvMemory.human((double) exact * layers),
+                    100.0 * (contiguous - paged) / contiguous);
+        }
+        out.printf("(per layer / whole model; a paged pool also wastes at most one partly filled block per request)%n");
+        return 0;
+    }
 
     @Override
     public Integer call() {
@@ -65,6 +110,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
         List<String> names = presets != null ? presets : config != null ? List.of() : KvMemory.PRESETS;
         for (String p : names) models.add(KvMemory.preset(p));
         for (String d : dtypes) KvMemory.bytes(d);
+        if (lengths != null) return ragged(out);
 
         out.printf("KV cache per token, per request of %,d tokens and for all %d request%s%n", context, batch, batch == 1 ? "" : "s");
         out.printf("%-18s %-40s %-5s %10s %14s %16s %14s %14s %10s%n", "model", "scheme", "dtype", "numbers", "B/token/layer",

@@ -22,6 +22,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -37,6 +38,10 @@ import java.util.concurrent.Callable;
         description = "Run one MLA layer: prefill_input [B,T,hidden] as a prefill from position 0, then each "
                 + "decode_input_<k> [B,1,hidden] as one decode step. Writes F32 prefill_output, decode_output_<k>, "
                 + "kv_cache [B,S,kv_lora_rank] and pe_cache [B,S,qk_rope_head_dim] (interleaved rope order). "
+                + "Variable-length batch: prefill_input.<b> [T_b,hidden] for sequences b = 0, 1, ... (one step with "
+                + "every prompt), then decode_input_<k> [B,1,hidden] (row b: sequence b's token); writes "
+                + "prefill_output.<b> [T_b,hidden], decode_output_<k>, kv_cache.<b> [S_b,kv_lora_rank] and "
+                + "pe_cache.<b> [S_b,qk_rope_head_dim]. --paged runs either on a paged cache. "
                 + "Bad input: one line on stderr, exit code 2, no output file.")
 public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--config", required = true, description = "Hugging Face config.json")
@@ -60,6 +65,14 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--weights-dtype", description = "how the projection weights are held in memory: f32, bf16 or fp8 "
             + "(default: fp8 when the layer's projections are F8_E4M3, as in DeepSeek-V3 and R1; f32 otherwise)")
     String weightsDtype;
+
+    @Option(names = "--paged", description = "keep the cache in a pool of blocks with block tables (vLLM's and FlashMLA's "
+            + "paged cache) instead of one contiguous block per sequence; the results are the same")
+    boolean paged;
+
+    @Option(names = "--block-size", description = "with --paged: tokens per block (default: " + LatentCache.DEFAULT_BLOCK_SIZE
+            + ", FlashMLA's page size)")
+    Integer blockSize;
 
     @picocli.CommandLine.Mixin
     KernelOptions kernel;
@@ -90,30 +103,69 @@ public final class RunLayerCommand implements Callable<Integer> {
                 w.bytes() / 1e6);
         int d = cfg.hiddenSize();
 
-        float[] prefill;
-        List<float[]> decodes = new ArrayList<>();
-        int batch, tokens;
-        try (SafeTensorsFile in = SafeTensorsFile.open(input)) {
-            int steps = decodeSteps(in);
-            TensorInfo p = require(in, "prefill_input", "[B, T, " + d + "]");
-            long[] ps = p.shape();
-            if (ps.length != 3 || ps[2] != d || ps[0] < 1 || ps[1] < 1 || p.numel() > Memory.MAX_ARRAY) {
-                throw new MlaException("tensor 'prefill_input': expected shape [B, T, " + d + "], found " + p.shapeString());
-            }
-            batch = (int) ps[0];
-            tokens = (int) ps[1];
-            if ((long) tokens + steps > cfg.maxPositionEmbeddings()) {
-                throw new MlaException("prefill of " + tokens + " tokens and " + steps + " decode steps reach position " + (tokens + steps - 1L)
-                        + ", past max_position_embeddings " + cfg.maxPositionEmbeddings());
-            }
-            for (int k = 0; k < steps; k++) require(in, "decode_input_" + k, "").requireShape(batch, 1, d);
-            prefill = in.readFloats("prefill_input");
-            for (int k = 0; k < steps; k++) decodes.add(in.readFloats("decode_input_" + k));
-        }
+        Input in = read(input, cfg);
         try (MlaLayer mla = new MlaLayer(w, kernel.executor(out, "java-reference"))) {
-            run(out, mla, opt, dtype, batch, tokens, prefill, decodes, inputs);
+            run(out, mla, opt, dtype, in, inputs);
         }
         return 0;
+    }
+
+    /**
+     * What run-layer reads: the prompts of B sequences (lengths[b] tokens each, [T_b, hidden] each) and the
+     * decode steps ([B, 1, hidden] each); {@code uniform} when they came as one prefill_input [B, T, hidden].
+     */
+    record Input(boolean uniform, int[] lengths, List<float[]> prompts, List<float[]> decodes) {
+        int batch() {
+            return lengths.length;
+        }
+    }
+
+    /** Reads and checks the input file: one format or the other, every tensor named and shaped as expected. */
+    static Input read(Path input, MlaConfig cfg) {
+        int d = cfg.hiddenSize();
+        try (SafeTensorsFile in = SafeTensorsFile.open(input)) {
+            int steps = decodeSteps(in);
+            int sequences = sequences(in);
+            boolean uniform = in.info("prefill_input") != null;
+            int[] lengths;
+            List<float[]> prompts = new ArrayList<>();
+            if (uniform || sequences == 0) {
+                TensorInfo p = require(in, "prefill_input", "[B, T, " + d + "] (or prefill_input.0, prefill_input.1, ... [T_b, " + d + "])");
+                long[] ps = p.shape();
+                if (ps.length != 3 || ps[2] != d || ps[0] < 1 || ps[1] < 1 || p.numel() > Memory.MAX_ARRAY) {
+                    throw new MlaException("tensor 'prefill_input': expected shape [B, T, " + d + "], found " + p.shapeString());
+                }
+                lengths = new int[(int) ps[0]];
+                Arrays.fill(lengths, (int) ps[1]);
+            } else {
+                lengths = new int[sequences];
+                for (int b = 0; b < sequences; b++) {
+                    TensorInfo p = require(in, "prefill_input." + b, "[T_" + b + ", " + d + "]");
+                    long[] ps = p.shape();
+                    if (ps.length != 2 || ps[1] != d || ps[0] < 1 || p.numel() > Memory.MAX_ARRAY) {
+                        throw new MlaException("tensor 'prefill_input." + b + "': expected shape [T_" + b + ", " + d + "] with T_" + b
+                                + " >= 1, found " + p.shapeString());
+                    }
+                    lengths[b] = (int) ps[0];
+                }
+            }
+            int batch = lengths.length;
+            for (int b = 0; b < batch; b++) {
+                if ((long) lengths[b] + steps > cfg.maxPositionEmbeddings()) {
+                    throw new MlaException("prefill of " + lengths[b] + " tokens" + (uniform ? "" : " (sequence " + b + ")") + " and " + steps
+                            + " decode steps reach position " + (lengths[b] + steps - 1L) + ", past max_position_embeddings " + cfg.maxPositionEmbeddings());
+                }
+            }
+            for (int k = 0; k < steps; k++) require(in, "decode_input_" + k, "").requireShape(batch, 1, d);
+            if (uniform) {
+                prompts.add(in.readFloats("prefill_input"));
+            } else {
+                for (int b = 0; b < batch; b++) prompts.add(in.readFloats("prefill_input." + b));
+            }
+            List<float[]> decodes = new ArrayList<>();
+            for (int k = 0; k < steps; k++) decodes.add(in.readFloats("decode_input_" + k));
+            return new Input(uniform, lengths, prompts, decodes);
+        }
     }
 
     /** Whether holding weights stored as {@code stored} in {@code dtype} rounds them. */
@@ -136,13 +188,14 @@ public final class RunLayerCommand implements Callable<Integer> {
     private static int decodeSteps(SafeTensorsFile in) {
         java.util.TreeSet<Integer> steps = new java.util.TreeSet<>();
         for (String name : in.names()) {
-            if (name.equals("prefill_input")) continue;
+            if (name.equals("prefill_input") || name.matches("prefill_input\\.(0|[1-9][0-9]{0,8})")) continue;
             if (name.matches("decode_input_(0|[1-9][0-9]{0,8})")) {
                 steps.add(Integer.parseInt(name.substring("decode_input_".length())));
                 continue;
             }
             throw new MlaException("input " + in.path() + " holds tensor " + MlaException.quote(name)
-                    + ", which run-layer does not use (expected prefill_input and decode_input_0, decode_input_1, …)");
+                    + ", which run-layer does not use (expected prefill_input, or prefill_input.0, prefill_input.1, …, and "
+                    + "decode_input_0, decode_input_1, …)");
         }
         int k = 0;
         for (int step : steps) {
@@ -155,35 +208,96 @@ public final class RunLayerCommand implements Callable<Integer> {
         return k;
     }
 
-    private void run(PrintWriter out, MlaLayer mla, AttentionOptions opt, CacheDtype dtype, int batch, int tokens,
-                     float[] prefill, List<float[]> decodes, List<Path> inputs) {
+    /** The number of variable-length prompts prefill_input.0 … prefill_input.{B−1}, without a gap (0: none). */
+    private static int sequences(SafeTensorsFile in) {
+        java.util.TreeSet<Integer> seqs = new java.util.TreeSet<>();
+        for (String name : in.names()) {
+            if (name.matches("prefill_input\\.(0|[1-9][0-9]{0,8})")) seqs.add(Integer.parseInt(name.substring("prefill_input.".length())));
+        }
+        if (!seqs.isEmpty() && in.info("prefill_input") != null) {
+            throw new MlaException("input " + in.path() + " holds both prefill_input and prefill_input." + seqs.first()
+                    + ": use one format, [B, T, hidden] or one [T_b, hidden] per sequence");
+        }
+        int b = 0;
+        for (int s : seqs) {
+            if (s != b) {
+                throw new MlaException("input " + in.path() + " has prefill_input." + s + " but no prefill_input." + b
+                        + ": sequences must run from 0 without a gap");
+            }
+            b++;
+        }
+        return b;
+    }
+
+    private void run(PrintWriter out, MlaLayer mla, AttentionOptions opt, CacheDtype dtype, Input in, List<Path> inputs) {
         MlaConfig cfg = mla.config();
-        int d = cfg.hiddenSize();
-        int capacity = tokens + decodes.size();
-        LatentCache cache = mla.newCache(batch, capacity, dtype);
-        out.printf("run-layer: layer %d, B=%d, prefill T=%d, %d decode steps, path %s, cache %s, on %s%n",
-                layer, batch, tokens, decodes.size(), opt.path(), dtype, mla.device());
+        int d = cfg.hiddenSize(), batch = in.batch(), steps = in.decodes().size();
+        if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        int bs = blockSize == null ? LatentCache.DEFAULT_BLOCK_SIZE : blockSize;
+        if (bs < 1 || bs > (1 << 20)) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + bs);
+        int[] finals = new int[batch];
+        long blocks = 0;
+        int longest = 0;
+        for (int b = 0; b < batch; b++) {
+            finals[b] = in.lengths()[b] + steps;
+            longest = Math.max(longest, finals[b]);
+            blocks += (finals[b] + bs - 1) / bs;
+        }
+        if (paged && blocks > Integer.MAX_VALUE - 8) throw new MlaException("--block-size " + bs + ": the pool would need " + blocks + " blocks");
+        // a paged pool of exactly the blocks the sequences need; a contiguous cache sized for the longest
+        LatentCache cache = paged ? mla.newPagedCache(batch, longest, (int) blocks, bs, dtype) : mla.newCache(batch, longest, dtype);
+        int[] ids = new int[batch], ones = new int[batch];
+        for (int b = 0; b < batch; b++) {
+            ids[b] = paged ? cache.addSequence() : b;
+            ones[b] = 1;
+        }
+        out.printf("run-layer: layer %d, B=%d, prefill %s, %d decode steps, path %s, cache %s%s, on %s%n", layer, batch,
+                in.uniform() ? "T=" + in.lengths()[0] : "T_b=" + Arrays.toString(in.lengths()), steps, opt.path(), dtype,
+                paged ? String.format(" paged (%d blocks of %d tokens, %.1f MB)", blocks, bs, cache.storageBytes() / 1e6)
+                        : String.format(" contiguous (%.1f MB)", cache.storageBytes() / 1e6), mla.device());
 
         SafeTensorsWriter writer = new SafeTensorsWriter();
         long t0 = System.nanoTime();
-        writer.add("prefill_output", new long[] {batch, tokens, d}, mla.forward(cache, prefill, tokens, opt));
+        if (in.uniform()) {
+            int t = in.lengths()[0];
+            writer.add("prefill_output", new long[] {batch, t, d}, in.uniform() && !paged
+                    ? mla.forward(cache, in.prompts().get(0), t, opt)
+                    : mla.forward(cache, ids, in.lengths(), in.prompts().get(0), opt));
+        } else {
+            // one variable-length step with every prompt, cu_seqlens order
+            float[] x = new float[Memory.arrayLength((long) Arrays.stream(in.lengths()).asLongStream().sum() * d, "the prompts")];
+            for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * d, b++) System.arraycopy(in.prompts().get(b), 0, x, at, in.lengths()[b] * d);
+            float[] y = mla.forward(cache, ids, in.lengths(), x, opt);
+            for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * d, b++) {
+                writer.add("prefill_output." + b, new long[] {in.lengths()[b], d}, Arrays.copyOfRange(y, at, at + in.lengths()[b] * d));
+            }
+        }
         out.printf("  prefill: %.1f ms%n", (System.nanoTime() - t0) / 1e6);
-        for (int k = 0; k < decodes.size(); k++) {
+        for (int k = 0; k < steps; k++) {
             long t = System.nanoTime();
-            writer.add("decode_output_" + k, new long[] {batch, 1, d}, mla.forward(cache, decodes.get(k), 1, opt));
-            out.printf("  decode %d/%d: %.1f ms%n", k + 1, decodes.size(), (System.nanoTime() - t) / 1e6);
+            float[] y = in.uniform() && !paged ? mla.forward(cache, in.decodes().get(k), 1, opt) : mla.forward(cache, ids, ones, in.decodes().get(k), opt);
+            writer.add("decode_output_" + k, new long[] {batch, 1, d}, y);
+            out.printf("  decode %d/%d: %.1f ms%n", k + 1, steps, (System.nanoTime() - t) / 1e6);
         }
         int dc = cfg.kvLoraRank(), dr = cfg.qkRopeHeadDim();
-        float[] kv = new float[batch * capacity * dc];
-        float[] pe = new float[batch * capacity * dr];
-        for (int b = 0; b < batch; b++) {
-            System.arraycopy(cache.latent(b), 0, kv, b * capacity * dc, capacity * dc);
-            System.arraycopy(cache.ropeKey(b), 0, pe, b * capacity * dr, capacity * dr);
+        if (in.uniform()) {
+            int s = finals[0];
+            float[] kv = new float[Memory.arrayLength((long) batch * s * dc, "kv_cache")];
+            float[] pe = new float[Memory.arrayLength((long) batch * s * dr, "pe_cache")];
+            for (int b = 0; b < batch; b++) {
+                System.arraycopy(cache.latent(ids[b]), 0, kv, b * s * dc, s * dc);
+                System.arraycopy(cache.ropeKey(ids[b]), 0, pe, b * s * dr, s * dr);
+            }
+            writer.add("kv_cache", new long[] {batch, s, dc}, kv);
+            writer.add("pe_cache", new long[] {batch, s, dr}, pe);
+        } else {
+            for (int b = 0; b < batch; b++) {
+                writer.add("kv_cache." + b, new long[] {finals[b], dc}, cache.latent(ids[b]));
+                writer.add("pe_cache." + b, new long[] {finals[b], dr}, cache.ropeKey(ids[b]));
+            }
         }
-        writer.add("kv_cache", new long[] {batch, capacity, dc}, kv);
-        writer.add("pe_cache", new long[] {batch, capacity, dr}, pe);
         writer.write(output, inputs);
-        out.printf("wrote %s (%d tensors)%n", output, 3 + decodes.size());
+        out.printf("wrote %s (%d tensors)%n", output, in.uniform() ? 3 + steps : 3 * batch + steps);
     }
 
     private static TensorInfo require(SafeTensorsFile in, String name, String shape) {

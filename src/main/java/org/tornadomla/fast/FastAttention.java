@@ -57,21 +57,21 @@ public final class FastAttention {
     }
 
     public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
-                                      float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads,
+                                      float[] scores, int[] attnMeta, int rows, int capacity, int blockSize, int heads,
                                       int dn, int dr, int dc, float scale) {
-        int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads);
+        int w = dc + dr, hp = Gemm.paddedHeads(heads);
         float[] qt = packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         int pieces = Parallel.piecesPerItem(rows);
         Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
-            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
-            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, TILE * w) : null;
+            float[] buf = Vec.scratch(ROWS, TILE * w);
             float[] st = Vec.scratch(ST, TILE * hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                float[] src = buf != null ? buf : kvFloats;
-                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
+                float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
                 // Sᵀ [j, h] → scores [r, h, j]
                 for (int h = 0; h < heads; h++) {
@@ -82,10 +82,16 @@ public final class FastAttention {
         });
     }
 
-    public static void softmax(float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads) {
-        Parallel.forEach(batch * tokens * heads, rh -> {
+    /** Whether positions [j0, j0 + n) lie in one block (an f32 cache's tile is then read in place, {@link LatentTiles#tile}). */
+    static boolean inOneBlock(int j0, int n, int blockSize) {
+        return j0 % blockSize + n <= blockSize;
+    }
+
+    public static void softmax(float[] scores, int[] attnMeta, int rows, int capacity, int heads) {
+        Parallel.forEach(rows * heads, rh -> {
             int r = rh / heads;
-            int len = seqStart[r / tokens] + r % tokens + 1;
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+            if (len == 0) return;                                  // a padding row
             int base = rh * capacity;
             // the max starts at the first score (Softmax's convention: every finite score handled exactly)
             FloatVector vmax = FloatVector.broadcast(F, scores[base]);
@@ -112,19 +118,19 @@ public final class FastAttention {
     }
 
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
-                                      int[] seqStart, int batch, int tokens, int capacity, int heads, int dc, int dr) {
-        int w = dc + dr, rows = batch * tokens, pieces = Parallel.piecesPerItem(rows), size = heads * dc, hp = Gemm.paddedHeads(heads);
+                                      int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr) {
+        int w = dc + dr, pieces = Parallel.piecesPerItem(rows), size = heads * dc, hp = Gemm.paddedHeads(heads);
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
         // dim; with several parts per token row their sums are added at the end
         float[] part = pieces > 1 ? Vec.scratch(PART, rows * pieces * size) : null;
         Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
-            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
             float[] out = part != null ? part : oLat;
             int o0 = part != null ? task * size : r * size;
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
-            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, TILE * w) : null;
+            float[] buf = Vec.scratch(ROWS, TILE * w);
             float[] pt = Vec.scratch(ST, TILE * hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
@@ -134,8 +140,8 @@ public final class FastAttention {
                     int from = (r * heads + h) * capacity + j0;
                     for (int j = 0; j < n; j++) pt[j * hp + h] = probs[from + j];
                 }
-                float[] src = buf != null ? buf : kvFloats;
-                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
+                float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 Gemm.values(pt, 0, 1, hp, heads, src, off, w, n, 0, dc, out, o0, dc);
             }
         });

@@ -17,42 +17,49 @@ public final class FastNaive {
     private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
 
     public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB, float[] kvFull,
-                                  int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dv, int dc, int dr) {
+                                  int[] attnMeta, int rows, int seqs, int capacity, int blockSize, int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv), w = dc + dr;
-        Parallel.forEach(batch * capacity, bj -> {
+        Parallel.forEach(seqs * capacity, bj -> {
             int b = bj / capacity, j = bj % capacity;
-            if (j >= seqStart[b] + tokens) return;
+            if (j >= CacheLayout.metaSeqLength(attnMeta, rows, b)) return;
+            int slot = CacheLayout.slot(attnMeta, CacheLayout.metaSeqTable(attnMeta, rows, b), j, blockSize);
             float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
             float[] src = buf != null ? buf : kvFloats;
-            int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, bj, 1, w, dc, buf);
-            for (int o = 0; o < width; o++) kvFull[bj * width + o] = Vec.dot(wkvB, o * dc, src, off, dc);
+            int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, slot, 1, w, dc, buf);
+            for (int o = 0; o < width; o++) kvFull[slot * width + o] = Vec.dot(wkvB, o * dc, src, off, dc);
         });
     }
 
     public static void naiveScores(float[] q, float[] kvFull, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
-                                   float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn,
+                                   float[] scores, int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dn,
                                    int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv), w = dc + dr;
-        Parallel.forEach(batch * tokens * heads, rh -> {
-            int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
+        Parallel.forEach(rows * heads, rh -> {
+            int r = rh / heads, h = rh % heads, len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+            int table = CacheLayout.metaRowTable(attnMeta, r);
             float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROW, w) : null;
             for (int j = 0; j < len; j++) {
                 float[] src = buf != null ? buf : kvFloats;
-                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j, 1, w, dc, buf);
-                float s = Vec.dot(q, rh * (dn + dr), kvFull, (b * capacity + j) * width + h * (dn + dv), dn)
+                int slot = CacheLayout.slot(attnMeta, table, j, blockSize);
+                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, slot, 1, w, dc, buf);
+                float s = Vec.dot(q, rh * (dn + dr), kvFull, slot * width + h * (dn + dv), dn)
                         + Vec.dot(q, rh * (dn + dr) + dn, src, off + dc, dr);
                 scores[rh * capacity + j] = s * scale;
             }
         });
     }
 
-    public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] seqStart, int batch, int tokens,
-                                   int capacity, int heads, int dn, int dv) {
+    public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] attnMeta, int rows,
+                                   int capacity, int blockSize, int heads, int dn, int dv) {
         int width = heads * (dn + dv);
-        Parallel.forEach(batch * tokens * heads, rh -> {
-            int r = rh / heads, h = rh % heads, b = r / tokens, len = seqStart[b] + r % tokens + 1;
+        Parallel.forEach(rows * heads, rh -> {
+            int r = rh / heads, h = rh % heads, len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+            int table = CacheLayout.metaRowTable(attnMeta, r);
             java.util.Arrays.fill(o, rh * dv, rh * dv + dv, 0f);
-            for (int j = 0; j < len; j++) Vec.axpy(probs[rh * capacity + j], kvFull, (b * capacity + j) * width + h * (dn + dv) + dn, o, rh * dv, dv);
+            for (int j = 0; j < len; j++) {
+                int slot = CacheLayout.slot(attnMeta, table, j, blockSize);
+                Vec.axpy(probs[rh * capacity + j], kvFull, slot * width + h * (dn + dv) + dn, o, rh * dv, dv);
+            }
         });
     }
 }

@@ -39,24 +39,26 @@ public final class FastOnlineSoftmax {
 
     /** Same arguments and results as {@link OnlineSoftmax#splitTiles} (sTile, the reference's scratch, is not used). */
     public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile,
-                                  float[] oPart, float[] mlPart, int[] seqStart, int batch, int tokens, int capacity, int heads,
+                                  float[] oPart, float[] mlPart, int[] attnMeta, int rows, int blockSize, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
-        int w = dc + dr, rows = batch * tokens, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         Parallel.forEach(rows * numSplits, task -> {
             int r = task / numSplits, s = task % numSplits;
-            int b = r / tokens, len = seqStart[b] + r % tokens + 1;
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
             int chunk = (len + numSplits - 1) / numSplits, lo = s * chunk, hi = Math.min(len, lo + chunk);
             float[] acc = Vec.scratch(ACC, heads * dc);                  // O [heads, d_c], unnormalised
             float[] stats = Vec.scratch(STATS, 3 * hp);                  // m, l, alpha per head
             float[] st = Vec.scratch(ST, tile * hp);
-            float[] buf = dtype != CacheLayout.F32 ? Vec.scratch(ROWS, tile * w) : null;
+            float[] buf = Vec.scratch(ROWS, tile * w);
             java.util.Arrays.fill(acc, 0, heads * dc, 0f);
             java.util.Arrays.fill(stats, 0, 3 * hp, 0f);
-            for (int j0 = lo; j0 < hi; j0 += tile) {
-                int n = Math.min(tile, hi - j0);
-                float[] src = buf != null ? buf : kvFloats;
-                int off = LatentTiles.rows(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0, n, w, dc, buf);
+            // tiles aligned to multiples of TILE (the first one shorter): with blocks of a multiple of TILE tokens
+            // (64, FlashMLA's page) no tile crosses a block, and an f32 cache is read in place
+            for (int j0 = lo, n; j0 < hi; j0 += n) {
+                n = Math.min(tile - j0 % tile, hi - j0);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
+                float[] src = dtype == CacheLayout.F32 && FastAttention.inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
                 update(st, n, hp, stats, j0 == lo);
                 for (int h = 0; h < heads; h++) {

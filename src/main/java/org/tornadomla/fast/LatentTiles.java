@@ -12,7 +12,9 @@ import static org.tornadomla.fast.Vec.L;
 /**
  * Runs of latent-cache rows as f32 for the fast kernels: the cache itself for an f32 cache, else decoded into
  * a scratch tile once per tile, shared by every head (never a dequantised copy of the whole cache). The
- * layout is {@link CacheLayout}'s; consecutive slots are adjacent, so a run of rows is one block.
+ * layout is {@link CacheLayout}'s; consecutive slots of one block are adjacent, so a run of rows within a block
+ * is one piece of memory, and a tile of a sequence's positions is read run by run, cut at block boundaries
+ * ({@link #tile}).
  */
 final class LatentTiles {
     private LatentTiles() {
@@ -33,8 +35,41 @@ final class LatentTiles {
      */
     static int rows(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1, float[] buf) {
         if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, c0, w);
+        decode(floats, halves, bytes, dtype, slot, n, w, dc, c0, c1, buf, 0);
+        return c0;
+    }
+
+    /**
+     * Positions [j0, j0 + n) of the sequence whose block table starts at attnMeta[table] as f32 rows of width
+     * w: the cache itself when they are an f32 cache's rows inside one block (the index of position j0's first
+     * number is returned), else copied or decoded into buf run by run, each run inside one block (index 0 of
+     * buf is returned). With tiles that do not cross a block boundary an f32 cache is never copied.
+     */
+    static int tile(float[] floats, short[] halves, byte[] bytes, int dtype, int[] attnMeta, int table, int j0, int n, int blockSize,
+                    int w, int dc, float[] buf) {
+        int slot = CacheLayout.slot(attnMeta, table, j0, blockSize);
+        if (j0 % blockSize + n <= blockSize) {
+            if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, 0, w);
+            decode(floats, halves, bytes, dtype, slot, n, w, dc, 0, w, buf, 0);
+            return 0;
+        }
+        for (int j = j0; j < j0 + n; ) {
+            int run = Math.min(j0 + n - j, blockSize - j % blockSize), s = CacheLayout.slot(attnMeta, table, j, blockSize);
+            if (dtype == CacheLayout.F32) {
+                System.arraycopy(floats, CacheLayout.valueIndex(s, 0, w), buf, (j - j0) * w, run * w);
+            } else {
+                decode(floats, halves, bytes, dtype, s, run, w, dc, 0, w, buf, j - j0);
+            }
+            j += run;
+        }
+        return 0;
+    }
+
+    /** Decodes columns [c0, c1) of slots [slot, slot + n) (one block) of a quantised cache into buf rows row0 …. */
+    private static void decode(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1,
+                               float[] buf, int row0) {
         for (int t = 0; t < n; t++) {
-            int s = slot + t, to = t * w;
+            int s = slot + t, to = (row0 + t) * w;
             if (dtype == CacheLayout.BF16) {
                 int from = CacheLayout.valueIndex(s, 0, w), i = c0;
                 for (; i <= c1 - L; i += L) Vec.bf16(halves, from + i).intoArray(buf, to + i);
@@ -63,7 +98,6 @@ final class LatentTiles {
                 }
             }
         }
-        return c0;
     }
 
     /** Whole rows: {@link #rows(float[], short[], byte[], int, int, int, int, int, int, int, float[])} over [0, w). */

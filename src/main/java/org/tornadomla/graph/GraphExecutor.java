@@ -17,6 +17,15 @@ public interface GraphExecutor extends AutoCloseable {
     }
 
     /**
+     * Whether each graph keeps its own copy of device-resident state (TornadoVM: one device copy of the cache
+     * per execution plan), so that running another graph over the same cache moves it. A layer then serves a
+     * variable-length step with a graph it already built when one is large enough, rather than a new one.
+     */
+    default boolean statePerGraph() {
+        return false;
+    }
+
+    /**
      * How many heads one work item of this executor's tiled kernels serves: 8 for the plain kernels and
      * TornadoVM's (a head group), every head for java-fast (one task reads a tile for all heads).
      */

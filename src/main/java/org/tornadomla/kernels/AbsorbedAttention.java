@@ -19,25 +19,27 @@ public final class AbsorbedAttention {
     private AbsorbedAttention() {
     }
 
-    /** ABSORBED step 2: score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]). */
+    /**
+     * ABSORBED step 2: score[r, h, j] = scale·(q_lat[r, h]·c_kv[slot(j)] + q_pe[r, h]·k_pe[slot(j)]) for j ≤ the
+     * row's position, slot(j) through its sequence's block table (attnMeta, {@link CacheLayout#slot}).
+     */
     public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
-                                      int dtype, float[] scores, int[] seqStart,
-                                      int batch, int tokens, int capacity, int heads, int dn, int dr, int dc,
-                                      float scale) {
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+                                      int dtype, float[] scores, int[] attnMeta, int rows, int capacity, int blockSize,
+                                      int heads, int dn, int dr, int dc, float scale) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int j = 0; j < capacity; j++) {
-                    int b = r / tokens;
-                    if (j <= seqStart[b] + r % tokens) {
+                    if (j <= CacheLayout.metaRowPosition(attnMeta, r)) {
+                        int slot = CacheLayout.slot(attnMeta, CacheLayout.metaRowTable(attnMeta, r), j, blockSize);
                         scores[(r * heads + h) * capacity + j] = scale * latentScore(qLat, q, kvFloats, kvHalves, kvBytes,
-                                dtype, r * heads + h, b * capacity + j, dn, dr, dc);
+                                dtype, r * heads + h, slot, dn, dr, dc);
                     }
                 }
             }
         }
     }
 
-    /** q_lat[rh]·c_kv[slot] + q_pe[rh]·k_pe[slot], where rh = r·H + h and slot = b·capacity + j. */
+    /** q_lat[rh]·c_kv[slot] + q_pe[rh]·k_pe[slot], where rh = r·H + h. */
     static float latentScore(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                              int rh, int slot, int dn, int dr, int dc) {
         float acc = 0f;
@@ -51,19 +53,20 @@ public final class AbsorbedAttention {
         return acc;
     }
 
-    /** ABSORBED step 4: o_lat[r, h, :] = Σ_j p[r, h, j]·c_kv[b, j, :] (the latent is the value too). */
+    /** ABSORBED step 4: o_lat[r, h, :] = Σ_j p[r, h, j]·c_kv[slot(j), :] (the latent is the value too). */
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
-                                      float[] oLat, int[] seqStart, int batch, int tokens, int capacity,
+                                      float[] oLat, int[] attnMeta, int rows, int capacity, int blockSize,
                                       int heads, int dc, int dr) {
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int c = 0; c < dc; c++) {
-                    int b = r / tokens;
-                    int len = seqStart[b] + r % tokens + 1;
+                    int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+                    int table = CacheLayout.metaRowTable(attnMeta, r);
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
                     for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j, c, dc + dr, dc);
+                        acc += probs[pBase + j] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype,
+                                CacheLayout.slot(attnMeta, table, j, blockSize), c, dc + dr, dc);
                     }
                     oLat[(r * heads + h) * dc + c] = acc;
                 }

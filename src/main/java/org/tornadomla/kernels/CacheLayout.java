@@ -7,8 +7,11 @@ package org.tornadomla.kernels;
  *
  * <p>Logically the cache is [slots, w] with w = d_c + d_r: each token's row is its normalised latent c_kv
  * followed by its roped shared key k_pe (576 numbers for DeepSeek-V3, FlashMLA's row). A slot is where one
- * token's row is stored (b·capacity + position in a contiguous cache). Physically it is three arrays, one
- * per number width, whose role depends on the dtype:
+ * token's row is stored. The slots are cut into blocks (pages) of {@code blockSize} slots, and sequence b's
+ * position j lives in slot {@link #slot block_table[b][j / blockSize]·blockSize + j % blockSize}, as in vLLM
+ * and FlashMLA. A contiguous cache is the case of one block of {@code capacity} slots per sequence
+ * (block_table[b] = [b], slot = b·capacity + j). Physically it is three arrays, one per number width, whose
+ * role depends on the dtype:
  *
  * <pre>
  *  dtype  floats (float[], 32-bit part)           halves (short[], 16-bit part)  bytes (byte[], 8-bit part)
@@ -97,6 +100,71 @@ public final class CacheLayout {
     /** FP8: index in floats of the scale of latent number col (&lt; d_c) of a slot. */
     public static int fp8ScaleIndex(int slot, int col, int dc) {
         return TABLE + slot * fp8Blocks(dc) + col / FP8_BLOCK;
+    }
+
+    // ---------------------------------------------------------------- paging: where position j of a sequence lives
+
+    /**
+     * The slot of position j of a sequence whose block table row starts at {@code tableStart} in
+     * {@code table}: table[tableStart + j / blockSize]·blockSize + j % blockSize. The one paging formula: the
+     * kernels call it with the step's metadata ({@link #metaRowTable}), the host with its block tables.
+     */
+    public static int slot(int[] table, int tableStart, int j, int blockSize) {
+        return table[tableStart + j / blockSize] * blockSize + j % blockSize;
+    }
+
+    /*
+     * The step's metadata, one int[] ("attnMeta", vLLM's attention metadata) that every kernel touching the cache
+     * takes, so that what changes between steps travels as data and one compiled graph serves every batch
+     * composition. For a graph of R token rows over a cache of S sequences of at most M blocks each:
+     *
+     *   [2r], [2r + 1]               row r: the position of its token in its sequence (−1: a padding row, which
+     *                                attends to nothing and writes nothing), and where its sequence's block
+     *                                table row starts in attnMeta
+     *   [2R + 4b … 2R + 4b + 3]      sequence b: cache_seqlens after the step (0: not in use), where its block
+     *                                table row starts, and a block to copy before the step (copy-on-write of a
+     *                                shared partial block: source block, or −1, and destination block)
+     *   [2R + 4S + b·M + k]          block_table[b][k]
+     */
+
+    /** Length of the metadata of a step of {@code rows} token rows over {@code seqs} sequences of at most {@code maxBlocks} blocks. */
+    public static long metaLength(int rows, int seqs, int maxBlocks) {
+        return 2L * rows + 4L * seqs + (long) seqs * maxBlocks;
+    }
+
+    /** Position of row r's token in its sequence, −1 for a padding row. */
+    public static int metaRowPosition(int[] meta, int r) {
+        return meta[2 * r];
+    }
+
+    /** Where row r's block table row starts in meta. */
+    public static int metaRowTable(int[] meta, int r) {
+        return meta[2 * r + 1];
+    }
+
+    /** Sequence b's length after the step (cache_seqlens), for a step of {@code rows} rows. */
+    public static int metaSeqLength(int[] meta, int rows, int b) {
+        return meta[2 * rows + 4 * b];
+    }
+
+    /** Where sequence b's block table row starts in meta. */
+    public static int metaSeqTable(int[] meta, int rows, int b) {
+        return meta[2 * rows + 4 * b + 1];
+    }
+
+    /** The block sequence b copies before the step (copy-on-write), or −1. */
+    public static int metaCopySource(int[] meta, int rows, int b) {
+        return meta[2 * rows + 4 * b + 2];
+    }
+
+    /** The block that receives sequence b's copy. */
+    public static int metaCopyTarget(int[] meta, int rows, int b) {
+        return meta[2 * rows + 4 * b + 3];
+    }
+
+    /** Index in meta of block_table[b][0]. */
+    public static int metaTableStart(int rows, int seqs, int maxBlocks, int b) {
+        return 2 * rows + 4 * seqs + b * maxBlocks;
     }
 
     // ---------------------------------------------------------------- host-side views (export, import)

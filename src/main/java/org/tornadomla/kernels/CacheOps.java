@@ -3,8 +3,8 @@ package org.tornadomla.kernels;
 import uk.ac.manchester.tornado.api.annotations.Parallel;
 
 /**
- * The latent cache in kernels: reading one number ({@link #load}) and appending a step's rows
- * ({@link #append}). Where things live is {@link CacheLayout}'s business. Kernels take the cache's three
+ * The latent cache in kernels: reading one number ({@link #load}), appending a step's rows
+ * ({@link #append}) and copying shared blocks before they are written ({@link #copyBlocks}). Where things live is {@link CacheLayout}'s business. Kernels take the cache's three
  * arrays (floats, halves, bytes) and the dtype code; the dtype is a shape constant, so TornadoVM folds the
  * branches in {@link #load} away. Decoding happens inside the score and accumulation loops: there is never
  * a dequantised copy of the cache.
@@ -29,28 +29,73 @@ public final class CacheOps {
     }
 
     /**
-     * Appends {@code tokens} rows per sequence at positions seqStart[b] … +tokens−1: the latent from
-     * ckv [rows, d_c] and the roped key from kvA [rows, d_c + d_r] (its last d_r numbers). The caller has
-     * checked that seqStart[b] + tokens &lt;= capacity.
+     * Writes each token row r's latent, from ckv [rows, d_c], and roped key, from kvA [rows, d_c + d_r] (its last
+     * d_r numbers), into the slot of its position in its sequence (attnMeta, {@link CacheLayout#slot}); padding
+     * rows (position −1) write nothing. The caller has made room (blocks allocated, shared ones copied).
      */
     public static void append(float[] ckv, float[] kvA, float[] floats, short[] halves, byte[] bytes, int dtype,
-                              int[] seqStart, int batch, int tokens, int capacity, int dc, int dr) {
-        for (@Parallel int b = 0; b < batch; b++) {
-            for (@Parallel int t = 0; t < tokens; t++) {
-                int row = b * tokens + t;
-                int slot = b * capacity + seqStart[b] + t;
-                if (seqStart[b] < 0) {
-                    // never taken: TornadoVM does not copy in an array a kernel only writes (docs/design.md §2), so
-                    // this read keeps the rows already cached when the cache comes from the host
-                    ckv[row * dc] = floats[slot] + halves[slot] + bytes[slot];
-                }
+                              int[] attnMeta, int rows, int blockSize, int dc, int dr) {
+        for (@Parallel int r = 0; r < rows; r++) {
+            int pos = CacheLayout.metaRowPosition(attnMeta, r);
+            int slot = CacheLayout.slot(attnMeta, CacheLayout.metaRowTable(attnMeta, r), pos < 0 ? 0 : pos, blockSize);
+            if (pos < -1) {
+                // never taken: TornadoVM does not copy in an array a kernel only writes (docs/design.md §2), so
+                // this read keeps the rows already cached when the cache comes from the host
+                ckv[r * dc] = floats[slot] + halves[slot] + bytes[slot];
+            }
+            if (pos >= 0) {
                 // the per-dtype writers directly, not CacheRows.writeRow: TornadoVM refuses to inline more than 600 nodes at once
                 if (dtype == CacheLayout.FP8) {
-                    CacheRows.writeRowFp8(ckv, row * dc, kvA, row * (dc + dr) + dc, floats, halves, bytes, slot, dc, dr);
+                    CacheRows.writeRowFp8(ckv, r * dc, kvA, r * (dc + dr) + dc, floats, halves, bytes, slot, dc, dr);
                 } else if (dtype == CacheLayout.INT8) {
-                    CacheRows.writeRowInt8(ckv, row * dc, kvA, row * (dc + dr) + dc, floats, bytes, slot, dc, dr);
+                    CacheRows.writeRowInt8(ckv, r * dc, kvA, r * (dc + dr) + dc, floats, bytes, slot, dc, dr);
                 } else {
-                    CacheRows.writeRowFloat(ckv, row * dc, kvA, row * (dc + dr) + dc, floats, halves, dtype, slot, dc, dr);
+                    CacheRows.writeRowFloat(ckv, r * dc, kvA, r * (dc + dr) + dc, floats, halves, dtype, slot, dc, dr);
+                }
+            }
+        }
+    }
+
+    /**
+     * Copy-on-write before a step: every sequence b with a copy in attnMeta ({@link CacheLayout#metaCopySource}
+     * ≥ 0) gets the {@code blockSize} slots of that block copied, stored numbers and scales as they are, into its
+     * new block ({@link CacheLayout#metaCopyTarget}). A fork shares its parent's blocks; the one a sequence is
+     * about to write into, its partial last block, is copied first (vLLM's copy_blocks).
+     */
+    public static void copyBlocks(float[] floats, short[] halves, byte[] bytes, int dtype, int[] attnMeta, int rows, int seqs,
+                                  int blockSize, int dc, int dr) {
+        for (@Parallel int b = 0; b < seqs; b++) {
+            for (@Parallel int t = 0; t < blockSize; t++) {
+                int src = CacheLayout.metaCopySource(attnMeta, rows, b);
+                if (src >= 0) {
+                    int from = src * blockSize + t;
+                    int to = CacheLayout.metaCopyTarget(attnMeta, rows, b) * blockSize + t;
+                    int w = dc + dr;
+                    if (dtype == CacheLayout.F32) {
+                        for (int i = 0; i < w; i++) {
+                            floats[CacheLayout.valueIndex(to, i, w)] = floats[CacheLayout.valueIndex(from, i, w)];
+                        }
+                    } else if (dtype == CacheLayout.BF16) {
+                        for (int i = 0; i < w; i++) {
+                            halves[CacheLayout.valueIndex(to, i, w)] = halves[CacheLayout.valueIndex(from, i, w)];
+                        }
+                    } else if (dtype == CacheLayout.INT8) {
+                        for (int i = 0; i < w; i++) {
+                            bytes[CacheLayout.valueIndex(to, i, w)] = bytes[CacheLayout.valueIndex(from, i, w)];
+                        }
+                        floats[CacheLayout.int8ScaleIndex(to, 0)] = floats[CacheLayout.int8ScaleIndex(from, 0)];
+                        floats[CacheLayout.int8ScaleIndex(to, 1)] = floats[CacheLayout.int8ScaleIndex(from, 1)];
+                    } else {
+                        for (int i = 0; i < dc; i++) {
+                            bytes[CacheLayout.fp8LatentIndex(to, i, dc)] = bytes[CacheLayout.fp8LatentIndex(from, i, dc)];
+                        }
+                        for (int i = 0; i < dc; i += CacheLayout.FP8_BLOCK) {
+                            floats[CacheLayout.fp8ScaleIndex(to, i, dc)] = floats[CacheLayout.fp8ScaleIndex(from, i, dc)];
+                        }
+                        for (int k = 0; k < dr; k++) {
+                            halves[CacheLayout.fp8RopeIndex(to, k, dr)] = halves[CacheLayout.fp8RopeIndex(from, k, dr)];
+                        }
+                    }
                 }
             }
         }

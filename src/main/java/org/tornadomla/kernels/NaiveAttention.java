@@ -5,7 +5,7 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
 /**
  * The NAIVE path: attention with K and V decompressed from the latent, as DeepSeek's
  * {@code attn_impl = "naive"} and as multi-head attention computes it. Scores are [rows, H, capacity]; row
- * r = b·tokens + t sees cache positions j &lt; seqStart[b] + t + 1. Parallel extents are fixed (rows, heads,
+ * r, at position p of its sequence (attnMeta, {@link CacheLayout}), sees that sequence's positions j ≤ p. Parallel extents are fixed (rows, heads,
  * capacity) and the causal bound is checked inside, so one compiled kernel serves every context length.
  *
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, 2-core Xeon, reference /
@@ -22,43 +22,46 @@ public final class NaiveAttention {
     }
 
     /**
-     * NAIVE step 1, decompress: kvFull[b, j, :] = wkv_b · c_kv[b, j] for every cached j &lt; seqStart[b] +
-     * tokens, i.e. k_nope and v of every head, [batch, capacity, H·(d_n+d_v)]. This is the per-token cost
-     * MLA's absorption avoids.
+     * NAIVE step 1, decompress: kvFull[slot, :] = wkv_b · c_kv[slot] for the slot of every cached position
+     * j &lt; cache_seqlens[b] of every sequence b (attnMeta, {@link CacheLayout}), i.e. k_nope and v of every
+     * head, [cache slots, H·(d_n+d_v)]: the decompressed cache is paged like the latent one. This is the
+     * per-token cost MLA's absorption avoids. (Sequences that share a block write the same numbers twice.)
      */
     public static void decompress(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] wkvB,
-                                  float[] kvFull, int[] seqStart, int batch, int tokens, int capacity,
+                                  float[] kvFull, int[] attnMeta, int rows, int seqs, int capacity, int blockSize,
                                   int heads, int dn, int dv, int dc, int dr) {
         int width = heads * (dn + dv);
-        for (@Parallel int b = 0; b < batch; b++) {
+        for (@Parallel int b = 0; b < seqs; b++) {
             for (@Parallel int j = 0; j < capacity; j++) {
                 for (@Parallel int o = 0; o < width; o++) {
-                    if (j < seqStart[b] + tokens) {
-                        int slot = b * capacity + j;
+                    if (j < CacheLayout.metaSeqLength(attnMeta, rows, b)) {
+                        int slot = CacheLayout.slot(attnMeta, CacheLayout.metaSeqTable(attnMeta, rows, b), j, blockSize);
                         float acc = 0f;
                         for (int c = 0; c < dc; c++) {
                             acc += wkvB[o * dc + c] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, c, dc + dr, dc);
                         }
-                        kvFull[(b * capacity + j) * width + o] = acc;
+                        kvFull[slot * width + o] = acc;
                     }
                 }
             }
         }
     }
 
-    /** NAIVE step 2: score[r, h, j] = scale·(q_nope[r, h]·k_nope[b, j, h] + q_pe[r, h]·k_pe[b, j]). */
+    /**
+     * NAIVE step 2: score[r, h, j] = scale·(q_nope[r, h]·k_nope[slot(j), h] + q_pe[r, h]·k_pe[slot(j)]) for
+     * j ≤ the row's position (scores [rows, H, capacity]).
+     */
     public static void naiveScores(float[] q, float[] kvFull, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
-                                   float[] scores, int[] seqStart, int batch, int tokens,
-                                   int capacity, int heads, int dn, int dr, int dv, int dc, float scale) {
+                                   float[] scores, int[] attnMeta, int rows, int capacity, int blockSize,
+                                   int heads, int dn, int dr, int dv, int dc, float scale) {
         int width = heads * (dn + dv);
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int j = 0; j < capacity; j++) {
-                    int b = r / tokens;
-                    if (j <= seqStart[b] + r % tokens) {
+                    if (j <= CacheLayout.metaRowPosition(attnMeta, r)) {
                         int qBase = (r * heads + h) * (dn + dr);
-                        int kBase = (b * capacity + j) * width + h * (dn + dv);
-                        int slot = b * capacity + j;
+                        int slot = CacheLayout.slot(attnMeta, CacheLayout.metaRowTable(attnMeta, r), j, blockSize);
+                        int kBase = slot * width + h * (dn + dv);
                         float acc = 0f;
                         for (int d = 0; d < dn; d++) {
                             acc += q[qBase + d] * kvFull[kBase + d];
@@ -73,19 +76,19 @@ public final class NaiveAttention {
         }
     }
 
-    /** NAIVE step 4: o[r, h, :] = Σ_j p[r, h, j]·v[b, j, h, :]. */
-    public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] seqStart, int batch,
-                                   int tokens, int capacity, int heads, int dn, int dv) {
+    /** NAIVE step 4: o[r, h, :] = Σ_j p[r, h, j]·v[slot(j), h, :]. */
+    public static void naiveValues(float[] probs, float[] kvFull, float[] o, int[] attnMeta, int rows, int capacity, int blockSize,
+                                   int heads, int dn, int dv) {
         int width = heads * (dn + dv);
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int v = 0; v < dv; v++) {
-                    int b = r / tokens;
-                    int len = seqStart[b] + r % tokens + 1;
+                    int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+                    int table = CacheLayout.metaRowTable(attnMeta, r);
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
                     for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * kvFull[(b * capacity + j) * width + h * (dn + dv) + dn + v];
+                        acc += probs[pBase + j] * kvFull[CacheLayout.slot(attnMeta, table, j, blockSize) * width + h * (dn + dv) + dn + v];
                     }
                     o[(r * heads + h) * dv + v] = acc;
                 }

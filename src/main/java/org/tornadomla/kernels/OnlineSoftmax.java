@@ -25,7 +25,8 @@ public final class OnlineSoftmax {
     }
 
     /**
-     * One thread per (row, head, split). Split s of a row with context length len covers positions
+     * One thread per (row, head, split). Row r attends to positions 0 … p of its sequence (p from attnMeta, each
+     * read from the slot its block table gives, {@link CacheLayout#slot}). Split s of a row with context length len = p + 1 covers positions
      * [s·chunk, min(len, (s+1)·chunk)) with chunk = ceil(len / numSplits), walked in tiles of {@code tileSize}
      * (Bc). Writes the split's normalised o_lat (oPart [rows, H, numSplits, d_c]) and its softmax statistics
      * mlPart [rows, H, numSplits, 2]: the largest score m and the sum l = Σ exp(s_j − m). A split that is empty
@@ -35,13 +36,13 @@ public final class OnlineSoftmax {
      */
     public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
                                   int dtype, float[] sTile, float[] oPart,
-                                  float[] mlPart, int[] seqStart, int batch, int tokens, int capacity,
+                                  float[] mlPart, int[] attnMeta, int rows, int blockSize,
                                   int heads, int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
                 for (@Parallel int s = 0; s < numSplits; s++) {
-                    int b = r / tokens;
-                    int len = seqStart[b] + r % tokens + 1;
+                    int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+                    int table = CacheLayout.metaRowTable(attnMeta, r);
                     int chunk = (len + numSplits - 1) / numSplits;
                     int lo = s * chunk;
                     int hi = Math.min(len, lo + chunk);
@@ -59,7 +60,7 @@ public final class OnlineSoftmax {
                         float mTile = 0f;
                         for (int jj = 0; jj < n; jj++) {
                             float sc = scale * AbsorbedAttention.latentScore(qLat, q, kvFloats, kvHalves, kvBytes,
-                                    dtype, r * heads + h, b * capacity + j0 + jj, dn, dr, dc);
+                                    dtype, r * heads + h, CacheLayout.slot(attnMeta, table, j0 + jj, blockSize), dn, dr, dc);
                             sTile[tile + jj] = sc;
                             mTile = jj == 0 ? sc : Math.max(mTile, sc);
                         }
@@ -75,7 +76,7 @@ public final class OnlineSoftmax {
                         for (int jj = 0; jj < n; jj++) {
                             float p = (float) Math.exp(sTile[tile + jj] - shift);
                             l += p;
-                            int slot = b * capacity + j0 + jj;
+                            int slot = CacheLayout.slot(attnMeta, table, j0 + jj, blockSize);
                             for (int c = 0; c < dc; c++) {
                                 oPart[acc + c] += p * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, c, dc + dr, dc);
                             }

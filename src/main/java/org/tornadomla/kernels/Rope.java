@@ -16,7 +16,8 @@ public final class Rope {
 
     /**
      * Rotates, in place, the {@code ropeDim} values at {@code offset} of every head of every row of x.
-     * Row r = b·tokens + t is at position seqStart[b] + t. For the query use rowStride = H·(d_n+d_r),
+     * Row r is at position attnMeta[2r] ({@link CacheLayout#metaRowPosition}; a padding row's −1 rotates
+     * numbers nobody reads). For the query use rowStride = H·(d_n+d_r),
      * heads = H, headStride = d_n+d_r, offset = d_n; for the shared key k_pe inside kv_a_proj's output use
      * rowStride = d_c+d_r, heads = 1, offset = d_c. {@code cosSinScale} is HF's YaRN cos/sin multiplier.
      *
@@ -24,10 +25,10 @@ public final class Rope {
      * double precision of that float angle.
      */
     public static void rotatePairs(float[] x, int rowStride, int heads, int headStride, int offset, int ropeDim,
-                              int[] seqStart, int tokens, int rows, float[] invFreq, float cosSinScale) {
+                              int[] attnMeta, int rows, float[] invFreq, float cosSinScale) {
         for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
-                int pos = seqStart[r / tokens] + r % tokens;
+                int pos = CacheLayout.metaRowPosition(attnMeta, r);
                 int base = r * rowStride + h * headStride + offset;
                 for (int i = 0; i < ropeDim / 2; i++) {
                     float angle = pos * invFreq[i];

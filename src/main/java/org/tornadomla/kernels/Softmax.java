@@ -25,11 +25,11 @@ public final class Softmax {
         return max >= 0f || max * 0.5f > max ? max : 0f;
     }
 
-    /** Step 3 of both paths: softmax over j &lt; len of each (row, head), in place, fp32. */
-    public static void softmax(float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads) {
-        for (@Parallel int r = 0; r < batch * tokens; r++) {
+    /** Step 3 of both paths: softmax over j ≤ the row's position of each (row, head), in place, fp32. */
+    public static void softmax(float[] scores, int[] attnMeta, int rows, int capacity, int heads) {
+        for (@Parallel int r = 0; r < rows; r++) {
             for (@Parallel int h = 0; h < heads; h++) {
-                int len = seqStart[r / tokens] + r % tokens + 1;
+                int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;   // 0 for a padding row: nothing to do
                 int base = (r * heads + h) * capacity;
                 float max = scores[base];
                 for (int j = 1; j < len; j++) {

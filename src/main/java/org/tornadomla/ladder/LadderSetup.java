@@ -44,7 +44,7 @@ public final class LadderSetup {
         cosSinScale = RopeFrequencies.cosSinScale(config);
         qRoped = qRaw.clone();
         Rope.rotatePairs(qRoped, heads * config.qkHeadDim(), heads, config.qkHeadDim(), config.qkNopeHeadDim(), dr,
-                new int[] {context - 1}, 1, 1, invFreq, cosSinScale);
+                new int[] {context - 1, 0}, 1, invFreq, cosSinScale);
     }
 
     /** A cache of {@code context} tokens holding the setup's latents and roped keys, in {@code dtype}. */
@@ -54,8 +54,10 @@ public final class LadderSetup {
         return c;
     }
 
-    /** seqStart for the kernels: the query is the last of the {@code context} cached tokens. */
-    public int[] seqStart() {
-        return new int[] {context - 1};
+    /** The kernels' metadata for {@code cache} ({@link #cache}): one row, the query, the last of the {@code context} cached tokens. */
+    public int[] attnMeta(LatentCache cache) {
+        int[] meta = new int[cache.metaLength(1)];
+        cache.describe(meta, 1, new int[] {0}, new int[] {context - 1}, new int[] {1}, null);
+        return meta;
     }
 }

@@ -119,18 +119,18 @@ public final class Steps {
         int h = s.heads, t = s.context, dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
         LatentCache cache = s.cache(CacheDtype.F32);
         float[] kvFull = new float[t * h * (dn + dv)];
-        NaiveAttention.decompress(cache.floats(), cache.halves(), cache.bytes(), 0, s.wkvB, kvFull, s.seqStart(), 1, 1, t, h, dn, dv, dc, dr);
+        NaiveAttention.decompress(cache.floats(), cache.halves(), cache.bytes(), 0, s.wkvB, kvFull, s.attnMeta(cache), 1, 1, t, t, h, dn, dv, dc, dr);
         KernelGraph g = new KernelGraph("ladder1");
         float[] q = g.input("q", s.qRoped.clone());
-        int[] seqStart = g.input("seqStart", s.seqStart());
+        int[] meta = g.input("attnMeta", s.attnMeta(cache));
         g.weight("kv_mha", kvFull);
         g.state("cache", cache);
         float[] scores = g.scratch("scores", new float[h * t]);
         float[] o = g.output("o", new float[h * dv]);
-        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.floats(), cache.halves(), cache.bytes(), 0, scores, seqStart,
-                1, 1, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
-        g.task("softmax", Softmax::softmax, scores, seqStart, 1, 1, t, h);
-        g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, seqStart, 1, 1, t, h, dn, dv);
+        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.floats(), cache.halves(), cache.bytes(), 0, scores, meta,
+                1, t, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
+        g.task("softmax", Softmax::softmax, scores, meta, 1, t, h);
+        g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, meta, 1, t, t, h, dn, dv);
         return new LadderStep.Built(g, o);
     }
 
@@ -151,16 +151,16 @@ public final class Steps {
         MlaConfig c = s.config;
         KernelGraph g = new KernelGraph(name);
         float[] q = g.input("q", (ropeOnDevice ? s.qRaw : s.qRoped).clone());
-        int[] seqStart = g.input("seqStart", s.seqStart());
         float[] o = g.output("o", new float[s.heads * c.vHeadDim()]);
         Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {(long) s.heads * (c.qkNopeHeadDim() + c.vHeadDim()), c.kvLoraRank()}, s.wkvB);
         LatentCache cache = s.cache(dtype);
+        int[] meta = g.input("attnMeta", s.attnMeta(cache));
         g.state("cache", cache);
         if (ropeOnDevice) {
             g.task("rope_q", Rope::rotatePairs, q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
-                    c.qkRopeHeadDim(), seqStart, 1, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);
+                    c.qkRopeHeadDim(), meta, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);
         }
-        MlaLayer.addAttention(g, c, wkvB, cache, q, o, seqStart, 1, opt);
+        MlaLayer.addAttention(g, c, wkvB, cache, q, o, meta, 1, opt);
         return new LadderStep.Built(g, o);
     }
 }

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.config.MlaConfig;
@@ -46,6 +47,54 @@ class CacheFilesTest {
             }
             assertArrayEquals(original.latent(1), restored.latent(0));
             assertArrayEquals(original.ropeKey(1), restored.ropeKey(0));
+        }
+    }
+
+    /**
+     * A sequence of a paged cache (a fork whose blocks are scattered over the pool, one of them shared) exports
+     * the same file, byte for byte, as the same sequence in a contiguous cache; it imports into a paged cache
+     * (fresh blocks) and a contiguous one, and decoding goes on bit-identically; a pool without the blocks is
+     * refused with the cache unchanged.
+     */
+    @Test
+    void aPagedSequenceExportsAndImportsLikeAContiguousOne() throws Exception {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 6);
+        int d = c.hiddenSize();
+        for (CacheDtype dt : CacheDtype.values()) {
+            MlaLayer layer = new MlaLayer(w);
+            float[] prompt = TestData.gaussian(3, 7 * d), next = TestData.gaussian(4, d);
+            LatentCache contiguous = layer.newCache(1, 16, dt);
+            layer.prefill(contiguous, prompt, 7, AttentionPath.TILED);
+            layer.decode(contiguous, next, AttentionPath.TILED);
+            LatentCache paged = layer.newPagedCache(3, 16, 9, 3, dt);
+            paged.shuffleFreeBlocks(2);
+            int other = paged.addSequence(), a = paged.addSequence();
+            layer.forward(paged, new int[] {other, a}, new int[] {4, 7}, TestData.concatRows(TestData.gaussian(5, 4 * d), prompt), AttentionOptions.of(AttentionPath.TILED));
+            int fork = paged.fork(a);
+            layer.forward(paged, new int[] {fork}, new int[] {1}, next, AttentionOptions.of(AttentionPath.TILED));
+            Path fromContiguous = dir.resolve("c-" + dt + ".safetensors"), fromPaged = dir.resolve("p-" + dt + ".safetensors");
+            CacheFiles.export(contiguous, 0, c, fromContiguous);
+            CacheFiles.export(paged, fork, c, fromPaged);
+            assertArrayEquals(Files.readAllBytes(fromContiguous), Files.readAllBytes(fromPaged), dt + ": the same file");
+
+            LatentCache target = layer.newPagedCache(3, 16, 4, 4, dt);
+            int t = target.addSequence();
+            CacheFiles.importInto(fromPaged, c, target, t);
+            assertEquals(8, target.length(t));
+            assertEquals(2, target.blockTable(t).length);
+            float[] x = TestData.gaussian(6, d);
+            float[] expected = layer.decode(contiguous, x, AttentionPath.ABSORBED);
+            assertArrayEquals(expected, layer.forward(target, new int[] {t}, new int[] {1}, x, AttentionOptions.of(AttentionPath.ABSORBED)), dt + " after import");
+            // a pool with too few free blocks: refused, nothing changed
+            int u = target.addSequence();
+            layer.forward(target, new int[] {u}, new int[] {4}, TestData.gaussian(7, 4 * d), AttentionOptions.of(AttentionPath.TILED));
+            int v = target.addSequence();
+            float[] before = target.latent(u);
+            MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(fromContiguous, c, target, v));
+            assertEquals("latent cache pool exhausted: a write of 8 tokens needs 2 blocks of 4, 0 are free", e.getMessage());
+            assertEquals(0, target.length(v));
+            assertArrayEquals(before, target.latent(u));
         }
     }
 

@@ -112,6 +112,114 @@ class CliTest {
         }
     }
 
+    /** The variable-length format: prompts of 3, 6 and 1 tokens, then K decode steps of all three. */
+    static final int[] LENGTHS = {3, 6, 1};
+
+    private float[] varTokens(int b) {
+        return TestData.gaussian(50 + b, (LENGTHS[b] + K) * cfg.hiddenSize());
+    }
+
+    private Path varlenInput() {
+        int d = cfg.hiddenSize();
+        SafeTensorsWriter wr = new SafeTensorsWriter();
+        for (int b = 0; b < LENGTHS.length; b++) wr.add("prefill_input." + b, new long[] {LENGTHS[b], d}, Arrays.copyOf(varTokens(b), LENGTHS[b] * d));
+        for (int k = 0; k < K; k++) {
+            float[] dec = new float[LENGTHS.length * d];
+            for (int b = 0; b < LENGTHS.length; b++) System.arraycopy(varTokens(b), (LENGTHS[b] + k) * d, dec, b * d, d);
+            wr.add("decode_input_" + k, new long[] {LENGTHS.length, 1, d}, dec);
+        }
+        Path p = dir.resolve("varlen.safetensors");
+        wr.write(p);
+        return p;
+    }
+
+    @Test
+    void variableLengthBatchesMatchTheReferenceContiguousAndPaged() throws IOException {
+        Path in = varlenInput();
+        int d = cfg.hiddenSize(), dc = cfg.kvLoraRank(), dr = cfg.qkRopeHeadDim(), n = LENGTHS.length;
+        java.util.Set<String> names = new java.util.TreeSet<>(List.of("decode_output_0", "decode_output_1"));
+        for (int b = 0; b < n; b++) names.addAll(List.of("prefill_output." + b, "kv_cache." + b, "pe_cache." + b));
+        for (String path : new String[] {"naive", "absorbed", "tiled"}) {
+            for (String dtype : new String[] {"f32", "bf16"}) {
+                float[][] contiguous = null;
+                for (String[] layout : new String[][] {{}, {"--paged", "--block-size", "4"}, {"--paged", "--block-size", "2"}}) {
+                    List<String> args = new java.util.ArrayList<>(List.of(runLayer(in, "--path", path, "--cache-dtype", dtype)));
+                    args.addAll(List.of(layout));
+                    Run r = mla(args.toArray(String[]::new));
+                    assertEquals(0, r.code, r.err);
+                    assertTrue(r.out.contains("B=3, prefill T_b=[3, 6, 1], 2 decode steps"), r.out);
+                    double tol = dtype.equals("f32") ? 1e-4 : 2e-3;
+                    String what = path + "/" + dtype + " " + String.join(" ", layout);
+                    float[][] all = new float[n][];
+                    try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+                        assertEquals(names, new java.util.TreeSet<>(o.names()), what);
+                        for (int b = 0; b < n; b++) {
+                            int t = LENGTHS[b];
+                            ReferenceMla.Result ref = ReferenceMla.prefill(w, varTokens(b), t + K, dtype.equals("bf16"));
+                            float[] pre = o.readFloats("prefill_output." + b, t, d);
+                            TestData.assertClose(Arrays.copyOf(ref.y(), t * d), pre, tol, what + " sequence " + b + " prefill");
+                            all[b] = pre;
+                            for (int k = 0; k < K; k++) {
+                                float[] dk = Arrays.copyOfRange(o.readFloats("decode_output_" + k, n, 1, d), b * d, (b + 1) * d);
+                                TestData.assertClose(Arrays.copyOfRange(ref.y(), (t + k) * d, (t + k + 1) * d), dk, tol, what + " sequence " + b + " decode " + k);
+                                all[b] = concat(all[b], dk);
+                            }
+                            TestData.assertClose(ref.ckv(), o.readFloats("kv_cache." + b, t + K, dc), 1e-4, what + " kv_cache." + b);
+                            TestData.assertClose(ref.kpe(), o.readFloats("pe_cache." + b, t + K, dr), 1e-4, what + " pe_cache." + b);
+                        }
+                    }
+                    if (contiguous == null) {
+                        contiguous = all;
+                    } else {
+                        for (int b = 0; b < n; b++) TestData.assertClose(contiguous[b], all[b], 1e-6, what + ": paged against contiguous, sequence " + b);
+                    }
+                }
+            }
+        }
+        // the uniform format runs on a paged cache too, with the same outputs
+        Path uniform = input(DType.F32);
+        assertEquals(0, mla(runLayer(uniform, "--path", "tiled")).code);
+        float[] contiguousOut;
+        try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+            contiguousOut = o.readFloats("decode_output_1");
+        }
+        Run r = mla(runLayer(uniform, "--path", "tiled", "--paged", "--block-size", "3"));
+        assertEquals(0, r.code, r.err);
+        try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+            TestData.assertClose(contiguousOut, o.readFloats("decode_output_1"), 1e-6, "uniform format, paged");
+        }
+    }
+
+    private static float[] concat(float[] a, float[] b) {
+        float[] r = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
+    @Test
+    void badVariableLengthInputIsOneClearErrorWithoutOutput() throws IOException {
+        int d = cfg.hiddenSize();
+        Path gap = dir.resolve("gap.safetensors");
+        new SafeTensorsWriter().add("prefill_input.0", new long[] {2, d}, new float[2 * d]).add("prefill_input.2", new long[] {1, d}, new float[d]).write(gap);
+        rejects("has prefill_input.2 but no prefill_input.1: sequences must run from 0 without a gap", runLayer(gap));
+        Path both = dir.resolve("both.safetensors");
+        new SafeTensorsWriter().add("prefill_input", new long[] {1, 2, d}, new float[2 * d]).add("prefill_input.0", new long[] {1, d}, new float[d]).write(both);
+        rejects("holds both prefill_input and prefill_input.0: use one format", runLayer(both));
+        Path shape = dir.resolve("shape.safetensors");
+        new SafeTensorsWriter().add("prefill_input.0", new long[] {1, 2, d}, new float[2 * d]).write(shape);
+        rejects("tensor 'prefill_input.0': expected shape [T_0, " + d + "] with T_0 >= 1, found [1, 2, " + d + "]", runLayer(shape));
+        Path leadingZero = dir.resolve("zero.safetensors");
+        new SafeTensorsWriter().add("prefill_input.0", new long[] {1, d}, new float[d]).add("prefill_input.01", new long[] {1, d}, new float[d]).write(leadingZero);
+        rejects("holds tensor 'prefill_input.01', which run-layer does not use", runLayer(leadingZero));
+        Path decode = dir.resolve("decode.safetensors");
+        new SafeTensorsWriter().add("prefill_input.0", new long[] {1, d}, new float[d]).add("prefill_input.1", new long[] {4, d}, new float[4 * d])
+                .add("decode_input_0", new long[] {1, 1, d}, new float[d]).write(decode);
+        rejects("tensor 'decode_input_0': expected shape [2, 1, " + d + "], found [1, 1, " + d + "]", runLayer(decode));
+        Path in = varlenInput();
+        rejects("--block-size 4 needs --paged", runLayer(in, "--block-size", "4"));
+        rejects("--block-size must be 1 … 1048576 tokens, found 0", runLayer(in, "--paged", "--block-size", "0"));
+    }
+
     @Test
     void bf16InputsAreAccepted() {
         Run r = mla(runLayer(input(DType.BF16), "--path", "tiled"));
@@ -133,7 +241,7 @@ class CliTest {
         int d = cfg.hiddenSize();
         Path noPrefill = dir.resolve("np.safetensors");
         new SafeTensorsWriter().add("decode_input_0", new long[] {1, 1, d}, new float[d]).write(noPrefill);
-        rejects("has no tensor 'prefill_input' (expected shape [B, T, " + d + "])", runLayer(noPrefill));
+        rejects("has no tensor 'prefill_input' (expected shape [B, T, " + d + "] (or prefill_input.0, prefill_input.1, ... [T_b, " + d + "]))", runLayer(noPrefill));
 
         Path wide = dir.resolve("wide.safetensors");
         new SafeTensorsWriter().add("prefill_input", new long[] {1, 3, d + 1}, new float[3 * (d + 1)]).write(wide);

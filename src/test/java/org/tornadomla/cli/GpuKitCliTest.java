@@ -26,7 +26,7 @@ class GpuKitCliTest {
     @TempDir
     Path dir;
 
-    static final String CASE = "(PASS|FAIL) (naive|absorbed|tiled) (f32|bf16|int8|fp8) (plain|kernel-context) "
+    static final String CASE = "(PASS|FAIL) (naive|absorbed|tiled) (f32|bf16|int8|fp8) (plain|kernel-context)(\\+paged)? "
             + "max_abs_err=[0-9.e+-]+ max_rel_err=[0-9.e+-]+ tol=[0-9.e+-]+.*";
 
     private static CliTest.Run mla(String... args) {
@@ -43,20 +43,21 @@ class GpuKitCliTest {
         CliTest.Run r = mla(small);
         assertEquals(0, r.code(), r.out() + r.err());
         List<String> lines = cases(r.out());
-        assertEquals(12, lines.size(), r.out());                      // 3 paths × 4 dtypes, one kernel set on the JVM
+        assertEquals(24, lines.size(), r.out());                      // 3 paths × 4 dtypes × (contiguous, paged), one kernel set on the JVM
         for (String l : lines) {
             assertTrue(l.matches(CASE), l);
-            assertTrue(l.startsWith("PASS ") && l.contains(" plain "), l);
+            assertTrue(l.startsWith("PASS ") && (l.contains(" plain ") || l.contains(" plain+paged ")), l);
         }
+        assertEquals(12, lines.stream().filter(l -> l.contains(" plain+paged ")).count(), r.out());
         assertTrue(r.out().contains("tokens cached before the prefill: 0, 3"), r.out());
-        assertTrue(r.out().contains("12 PASS, 0 FAIL"), r.out());
+        assertTrue(r.out().contains("24 PASS, 0 FAIL"), r.out());
 
         // java-fast sums in another order than the reference: not bit-equal, so a zero tolerance fails, exit code 1
         String[] zero = java.util.Arrays.copyOf(small, small.length + 6);
         System.arraycopy(new String[] {"--tol", "0", "--path", "tiled", "--cache-dtype", "f32"}, 0, zero, small.length, 6);
         CliTest.Run z = mla(zero);
         assertEquals(1, z.code(), z.out());
-        assertEquals(List.of("FAIL"), cases(z.out()).stream().map(l -> l.substring(0, 4)).toList(), z.out());
+        assertEquals(List.of("FAIL", "FAIL"), cases(z.out()).stream().map(l -> l.substring(0, 4)).toList(), z.out());
     }
 
     @Test

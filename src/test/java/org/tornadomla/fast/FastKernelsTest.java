@@ -45,24 +45,25 @@ class FastKernelsTest {
         int rows = B * T;
         float[] qLat = TestData.gaussian(1, rows * heads * dc), q = TestData.gaussian(2, rows * heads * (DN + DR));
         int[] seqStart = java.util.Arrays.copyOf(new int[] {cap - T - 7, 61}, B);   // partial tiles and blocks, different lengths
+        int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, B, T, cap);
         float scale = 0.09f;
         float[] f = cache.floats();
         short[] h = cache.halves();
         byte[] by = cache.bytes();
 
         float[] sRef = new float[rows * heads * cap], sFast = new float[rows * heads * cap];
-        AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, seqStart, B, T, cap, heads, DN, DR, dc, scale);
-        FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, seqStart, B, T, cap, heads, DN, DR, dc, scale);
+        AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, meta, rows, cap, cap, heads, DN, DR, dc, scale);
+        FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, meta, rows, cap, cap, heads, DN, DR, dc, scale);
         TestData.assertClose(sRef, sFast, 1e-4, what + " scores");
 
-        Softmax.softmax(sRef, seqStart, B, T, cap, heads);
-        FastAttention.softmax(sFast, seqStart, B, T, cap, heads);
+        Softmax.softmax(sRef, meta, rows, cap, heads);
+        FastAttention.softmax(sFast, meta, rows, cap, heads);
         TestData.assertClose(sRef, sFast, 1e-4, what + " softmax");
 
         float[] oRef = new float[rows * heads * dc], oFast = new float[rows * heads * dc];
-        AbsorbedAttention.absorbedValues(sRef, f, h, by, dt.code, oRef, seqStart, B, T, cap, heads, dc, DR);
+        AbsorbedAttention.absorbedValues(sRef, f, h, by, dt.code, oRef, meta, rows, cap, cap, heads, dc, DR);
         java.util.Arrays.fill(oFast, Float.NaN);
-        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, seqStart, B, T, cap, heads, dc, DR);
+        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, meta, rows, cap, cap, heads, dc, DR);
         TestData.assertClose(oRef, oFast, 1e-4, what + " values");
 
         for (int splits : new int[] {1, 3}) {
@@ -70,9 +71,9 @@ class FastKernelsTest {
             float[] sTile = new float[parts * 16];
             float[] opRef = new float[parts * dc], mlRef = new float[2 * parts], olRef = new float[rows * heads * dc];
             float[] opFast = new float[parts * dc], mlFast = new float[2 * parts], olFast = new float[rows * heads * dc];
-            OnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opRef, mlRef, seqStart, B, T, cap, heads, DN, DR, dc, scale, 16, splits);
+            OnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opRef, mlRef, meta, rows, cap, heads, DN, DR, dc, scale, 16, splits);
             OnlineSoftmax.combine(opRef, mlRef, olRef, rows, heads, splits, dc);
-            FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opFast, mlFast, seqStart, B, T, cap, heads, DN, DR, dc, scale, 16, splits);
+            FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opFast, mlFast, meta, rows, cap, heads, DN, DR, dc, scale, 16, splits);
             FastOnlineSoftmax.combine(opFast, mlFast, olFast, rows, heads, splits, dc);
             TestData.assertClose(olRef, olFast, 1e-4, what + " tiled, " + splits + " splits");
             // the reference's absorbed output is the same function

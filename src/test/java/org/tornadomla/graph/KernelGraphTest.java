@@ -65,7 +65,7 @@ class KernelGraphTest {
         assertSame(decode, layer.graph(cache, 1, AttentionOptions.of(AttentionPath.TILED)));
         assertEquals("decode", decode.name());
         assertEquals(List.of("decode.q_a_proj", "decode.q_a_layernorm", "decode.q_b_proj", "decode.rope_q",
-                        "decode.kv_a_proj_with_mqa", "decode.kv_a_layernorm", "decode.rope_k", "decode.cache_append",
+                        "decode.kv_a_proj_with_mqa", "decode.kv_a_layernorm", "decode.rope_k", "decode.cache_copy", "decode.cache_append",
                         "decode.absorb_q", "decode.split_tiles", "decode.combine", "decode.unabsorb_v", "decode.o_proj"),
                 decode.tasks().stream().map(KernelGraph.Task::name).toList());
         KernelGraph prefill = layer.graph(cache, 4, AttentionOptions.of(AttentionPath.NAIVE));

@@ -18,6 +18,8 @@ public class KernelsTest {
     static final int B = 2, T = 2, CAP = 7, H = 3, DN = 4, DR = 4, DV = 5, DC = 6, W = DC + DR;
     static final int[] SEQ_START = {3, 0};            // sequence 0 appends at 3, 4; sequence 1 at 0, 1
     static final float[] POW2 = Bf16.pow2();
+    /** The kernels' metadata for these rows over the contiguous cache [B, CAP] (sequence b = block b of CAP slots). */
+    static final int[] META = Meta.contiguous(SEQ_START, B, T, CAP);
 
     static int len(int r) {
         return SEQ_START[r / T] + r % T + 1;
@@ -63,7 +65,7 @@ public class KernelsTest {
         int stride = H * (DN + DR);
         float[] x = gaussian(5, B * T * stride), x0 = x.clone();
         float[] f = {1f, 0.1f};
-        Rope.rotatePairs(x, stride, H, DN + DR, DN, DR, SEQ_START, T, B * T, f, 1.5f);
+        Rope.rotatePairs(x, stride, H, DN + DR, DN, DR, META, B * T, f, 1.5f);
         double[] e = new double[x.length];
         for (int i = 0; i < x.length; i++) e[i] = x0[i];
         for (int r = 0; r < B * T; r++) {
@@ -127,9 +129,9 @@ public class KernelsTest {
         float[] f32 = new float[B * CAP * W], scales = new float[2 * B * CAP];
         short[] bf16 = new short[B * CAP * W];
         byte[] int8 = new byte[B * CAP * W];
-        CacheOps.append(ckv, kvA, f32, new short[1], new byte[1], CacheLayout.F32, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, POW2, bf16, new byte[1], CacheLayout.BF16, SEQ_START, B, T, CAP, DC, DR);
-        CacheOps.append(ckv, kvA, scales, new short[1], int8, CacheLayout.INT8, SEQ_START, B, T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, f32, new short[1], new byte[1], CacheLayout.F32, META, B * T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, POW2, bf16, new byte[1], CacheLayout.BF16, META, B * T, CAP, DC, DR);
+        CacheOps.append(ckv, kvA, scales, new short[1], int8, CacheLayout.INT8, META, B * T, CAP, DC, DR);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
                 int t = j - SEQ_START[b], slot = b * CAP + j;
@@ -153,7 +155,7 @@ public class KernelsTest {
     void naivePathKernels() {
         float[] cache = cache(), wkvB = gaussian(11, H * (DN + DV) * DC), q = gaussian(12, B * T * H * (DN + DR));
         float[] kvFull = new float[B * CAP * H * (DN + DV)];
-        NaiveAttention.decompress(cache, new short[1], new byte[1], CacheLayout.F32, wkvB, kvFull, SEQ_START, B, T, CAP, H, DN, DV, DC, DR);
+        NaiveAttention.decompress(cache, new short[1], new byte[1], CacheLayout.F32, wkvB, kvFull, META, B * T, B, CAP, CAP, H, DN, DV, DC, DR);
         int wd = H * (DN + DV);
         for (int b = 0; b < B; b++) {
             for (int j = 0; j < CAP; j++) {
@@ -166,7 +168,7 @@ public class KernelsTest {
         }
         float scale = 0.3f;
         float[] scores = new float[B * T * H * CAP];
-        NaiveAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheLayout.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DV, DC, scale);
+        NaiveAttention.naiveScores(q, kvFull, cache, new short[1], new byte[1], CacheLayout.F32, scores, META, B * T, CAP, CAP, H, DN, DR, DV, DC, scale);
         double[] p = new double[scores.length];
         for (int r = 0; r < B * T; r++) {
             int b = r / T;
@@ -181,13 +183,13 @@ public class KernelsTest {
             }
         }
         softmaxInDouble(p);
-        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
+        Softmax.softmax(scores, META, B * T, CAP, H);
         for (int r = 0; r < B * T; r++)
             for (int h = 0; h < H; h++)
                 for (int j = 0; j < len(r); j++)
                     assertEquals(p[(r * H + h) * CAP + j], scores[(r * H + h) * CAP + j], TOL, "softmax");
         float[] o = new float[B * T * H * DV];
-        NaiveAttention.naiveValues(scores, kvFull, o, SEQ_START, B, T, CAP, H, DN, DV);
+        NaiveAttention.naiveValues(scores, kvFull, o, META, B * T, CAP, CAP, H, DN, DV);
         double[] eo = new double[o.length];
         for (int r = 0; r < B * T; r++)
             for (int h = 0; h < H; h++)
@@ -236,9 +238,9 @@ public class KernelsTest {
         float[] cache = cache(), qLat = gaussian(13, B * T * H * DC), q = gaussian(14, B * T * H * (DN + DR));
         float scale = 0.4f;
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        AbsorbedAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, scale);
-        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
-        AbsorbedAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheLayout.F32, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        AbsorbedAttention.absorbedScores(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, scores, META, B * T, CAP, CAP, H, DN, DR, DC, scale);
+        Softmax.softmax(scores, META, B * T, CAP, H);
+        AbsorbedAttention.absorbedValues(scores, cache, new short[1], new byte[1], CacheLayout.F32, oLat, META, B * T, CAP, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, cache, scale), oLat, TOL, "absorbed o_lat");
     }
 
@@ -251,7 +253,7 @@ public class KernelsTest {
         for (int[] ts : tilings) {
             int bc = ts[0], splits = ts[1], parts = B * T * H * splits;
             float[] sTile = new float[parts * bc], oPart = new float[parts * DC], ml = new float[2 * parts], oLat = new float[B * T * H * DC];
-            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, SEQ_START, B, T, CAP, H, DN, DR, DC, scale, bc, splits);
+            OnlineSoftmax.splitTiles(qLat, q, cache, new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, META, B * T, CAP, H, DN, DR, DC, scale, bc, splits);
             OnlineSoftmax.combine(oPart, ml, oLat, B * T, H, splits, DC);
             assertClose(expected, oLat, TOL, "tiled Bc=" + bc + " splits=" + splits);
         }
@@ -272,12 +274,12 @@ public class KernelsTest {
     private static void quantisedReadsAreTheDecodedValues(int dtype, float[] f32, short[] bf16, byte[] bytes, float[] decoded) {
         float[] qLat = gaussian(17, B * T * H * DC), q = gaussian(18, B * T * H * (DN + DR));
         float[] scores = new float[B * T * H * CAP], oLat = new float[B * T * H * DC];
-        AbsorbedAttention.absorbedScores(qLat, q, f32, bf16, bytes, dtype, scores, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f);
-        Softmax.softmax(scores, SEQ_START, B, T, CAP, H);
-        AbsorbedAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, SEQ_START, B, T, CAP, H, DC, DR);
+        AbsorbedAttention.absorbedScores(qLat, q, f32, bf16, bytes, dtype, scores, META, B * T, CAP, CAP, H, DN, DR, DC, 0.4f);
+        Softmax.softmax(scores, META, B * T, CAP, H);
+        AbsorbedAttention.absorbedValues(scores, f32, bf16, bytes, dtype, oLat, META, B * T, CAP, CAP, H, DC, DR);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oLat, TOL, "absorbed over dtype " + dtype);
         float[] sTile = new float[B * T * H * 2 * 2], oPart = new float[B * T * H * 2 * DC], ml = new float[B * T * H * 2 * 2], oT = new float[oLat.length];
-        OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, ml, SEQ_START, B, T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
+        OnlineSoftmax.splitTiles(qLat, q, f32, bf16, bytes, dtype, sTile, oPart, ml, META, B * T, CAP, H, DN, DR, DC, 0.4f, 2, 2);
         OnlineSoftmax.combine(oPart, ml, oT, B * T, H, 2, DC);
         assertClose(absorbedInDouble(qLat, q, decoded, 0.4f), oT, TOL, "tiled over dtype " + dtype);
     }

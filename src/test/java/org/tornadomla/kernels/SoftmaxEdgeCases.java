@@ -153,6 +153,10 @@ public final class SoftmaxEdgeCases {
 
     /** All rows as one batch for {@link Softmax#softmax}: scores [R, 1, CAP] (one head), row r of length len_r. */
     public record RowBatch(float[] scores, int[] seqStart, int rows, int capacity) {
+        /** The kernels' metadata: row r is its own sequence's token at position seqStart[r]. */
+        public int[] attnMeta() {
+            return Meta.contiguous(seqStart, rows, 1, capacity);
+        }
     }
 
     public static RowBatch rowBatch() {

@@ -18,7 +18,7 @@ import static org.tornadomla.kernels.SoftmaxEdgeCases.assertMatches;
  */
 class SoftmaxEdgesTest {
     interface SoftmaxKernel {
-        void run(float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads);
+        void run(float[] scores, int[] attnMeta, int rows, int capacity, int heads);
     }
 
     @Test
@@ -31,7 +31,7 @@ class SoftmaxEdgesTest {
                 float[] s = java.util.Arrays.copyOf(row.scores(), n + 2);
                 s[n] = 42f;
                 s[n + 1] = Float.NaN;
-                k.run(s, new int[] {n - 1}, 1, 1, n + 2, 1);
+                k.run(s, Meta.contiguous(new int[] {n - 1}, 1, 1, n + 2), 1, n + 2, 1);
                 assertMatches(row.expected(), java.util.Arrays.copyOf(s, n), row.name() + (impl == 0 ? " (reference)" : " (java-fast)"));
                 if (s[n] != 42f || !Float.isNaN(s[n + 1])) throw new AssertionError(row.name() + ": wrote past len");
             }
@@ -40,7 +40,7 @@ class SoftmaxEdgesTest {
 
     interface Split {
         void run(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile, float[] oPart,
-                 float[] mlPart, int[] seqStart, int batch, int tokens, int capacity, int heads, int dn, int dr, int dc, float scale,
+                 float[] mlPart, int[] attnMeta, int rows, int blockSize, int heads, int dn, int dr, int dc, float scale,
                  int tileSize, int numSplits);
     }
 
@@ -58,8 +58,8 @@ class SoftmaxEdgesTest {
                     Combine combine = impl == 0 ? OnlineSoftmax::combine : FastOnlineSoftmax::combine;
                     int parts = H * t[1];
                     float[] sTile = new float[parts * t[0]], oPart = new float[parts * DC], ml = new float[2 * parts], o = new float[H * DC];
-                    split.run(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, new int[] {LEN - 1},
-                            1, 1, LEN, H, DN, DR, DC, a.scale(), t[0], t[1]);
+                    split.run(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, sTile, oPart, ml, Meta.contiguous(new int[] {LEN - 1}, 1, 1, LEN),
+                            1, LEN, H, DN, DR, DC, a.scale(), t[0], t[1]);
                     combine.run(oPart, ml, o, 1, H, t[1], DC);
                     assertMatches(a.expected(), o, a.name() + ", tile " + t[0] + ", splits " + t[1] + (impl == 0 ? " (reference)" : " (java-fast)"));
                 }
@@ -72,15 +72,15 @@ class SoftmaxEdgesTest {
         for (SoftmaxEdgeCases.Attention a : SoftmaxEdgeCases.attention()) {
             for (int impl = 0; impl < 2; impl++) {
                 float[] scores = new float[H * LEN], o = new float[H * DC];
-                int[] start = {LEN - 1};
+                int[] start = Meta.contiguous(new int[] {LEN - 1}, 1, 1, LEN);
                 if (impl == 0) {
-                    AbsorbedAttention.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, 1, LEN, H, DN, DR, DC, a.scale());
-                    Softmax.softmax(scores, start, 1, 1, LEN, H);
-                    AbsorbedAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, 1, LEN, H, DC, DR);
+                    AbsorbedAttention.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, LEN, LEN, H, DN, DR, DC, a.scale());
+                    Softmax.softmax(scores, start, 1, LEN, H);
+                    AbsorbedAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, LEN, LEN, H, DC, DR);
                 } else {
-                    FastAttention.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, 1, LEN, H, DN, DR, DC, a.scale());
-                    FastAttention.softmax(scores, start, 1, 1, LEN, H);
-                    FastAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, 1, LEN, H, DC, DR);
+                    FastAttention.absorbedScores(a.qLat(), a.q(), a.kv(), new short[1], new byte[1], CacheLayout.F32, scores, start, 1, LEN, LEN, H, DN, DR, DC, a.scale());
+                    FastAttention.softmax(scores, start, 1, LEN, H);
+                    FastAttention.absorbedValues(scores, a.kv(), new short[1], new byte[1], CacheLayout.F32, o, start, 1, LEN, LEN, H, DC, DR);
                 }
                 assertMatches(a.expected(), o, a.name() + (impl == 0 ? " (reference)" : " (java-fast)"));
             }
@@ -92,18 +92,19 @@ class SoftmaxEdgesTest {
     void batchedProblemsOnReferenceAndFast() {
         SoftmaxEdgeCases.RowBatch rb = SoftmaxEdgeCases.rowBatch();
         float[] s = rb.scores().clone();
-        Softmax.softmax(s, rb.seqStart(), rb.rows(), 1, rb.capacity(), 1);
+        Softmax.softmax(s, rb.attnMeta(), rb.rows(), rb.capacity(), 1);
         SoftmaxEdgeCases.assertRows(rb, s, "(reference, batched)");
         s = rb.scores().clone();
-        FastAttention.softmax(s, rb.seqStart(), rb.rows(), 1, rb.capacity(), 1);
+        FastAttention.softmax(s, rb.attnMeta(), rb.rows(), rb.capacity(), 1);
         SoftmaxEdgeCases.assertRows(rb, s, "(java-fast, batched)");
         SoftmaxEdgeCases.Batch b = SoftmaxEdgeCases.batch();
-        int[] start = new int[b.batch()];
-        java.util.Arrays.fill(start, LEN - 1);
+        int[] seqStart = new int[b.batch()];
+        java.util.Arrays.fill(seqStart, LEN - 1);
+        int[] start = Meta.contiguous(seqStart, b.batch(), 1, LEN);
         int splits = 3, parts = b.batch() * H * splits;
         float[] oPart = new float[parts * DC], ml = new float[2 * parts], o = new float[b.batch() * H * DC];
         OnlineSoftmax.splitTiles(b.qLat(), b.q(), b.kv(), new short[1], new byte[1], CacheLayout.F32, new float[parts * 2], oPart, ml, start,
-                b.batch(), 1, LEN, H, DN, DR, DC, 1f, 2, splits);
+                b.batch(), LEN, H, DN, DR, DC, 1f, 2, splits);
         OnlineSoftmax.combine(oPart, ml, o, b.batch(), H, splits, DC);
         SoftmaxEdgeCases.assertBatch(b, o, "(reference, batched)");
     }

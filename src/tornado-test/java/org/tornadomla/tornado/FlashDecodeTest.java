@@ -9,6 +9,7 @@ import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.OnlineSoftmax;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -22,10 +23,22 @@ class FlashDecodeTest {
 
     @Test
     void matchesThePlainKernelOverChangingContexts() {
+        for (int blockSize : new int[] {0, 16}) check(blockSize);
+    }
+
+    /** FlashDecode against splitTiles on the JVM, over a contiguous cache (blockSize 0) or a paged one with scattered blocks. */
+    private static void check(int blockSize) {
         MlaConfig c = new MlaConfig(64, H, 0, DC, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
         for (CacheDtype dt : CacheDtype.values()) {
             int dtype = dt.code;
-            LatentCache cache = new LatentCache(c, B, CAP, dt);
+            LatentCache cache;
+            if (blockSize == 0) {
+                cache = new LatentCache(c, B, CAP, dt);
+            } else {
+                cache = LatentCache.paged(c, B, CAP, B * ((CAP + blockSize - 1) / blockSize), blockSize, dt);
+                cache.shuffleFreeBlocks(7);
+                for (int b = 0; b < B; b++) cache.addSequence();
+            }
             for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(1 + b, CAP * DC), TestData.gaussian(5 + b, CAP * DR));
             float[] kv32 = cache.floats();
             short[] kv16 = cache.halves();
@@ -33,26 +46,28 @@ class FlashDecodeTest {
             KernelGraph g = new KernelGraph("attn");
             float[] qLat = g.input("q_lat", TestData.gaussian(2, B * T * H * DC));
             float[] q = g.input("q", TestData.gaussian(3, B * T * H * (DN + DR)));
-            int[] seqStart = g.input("seqStart", new int[B]);
+            int[] meta = g.input("attnMeta", new int[cache.metaLength(B * T)]);
             g.state("cache", cache);
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
             float[] ml = g.scratch("ml", new float[2 * B * T * H * SPLITS]);
             float[] oLat = g.output("o_lat", new float[B * T * H * DC]);
-            g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, ml, seqStart,
-                    B, T, CAP, H, DN, DR, DC, 0.07f, BC, SPLITS);
+            g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dtype, sTile, oPart, ml, meta,
+                    B * T, cache.blockSize(), H, DN, DR, DC, 0.07f, BC, SPLITS);
             g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, B * T, H, SPLITS, DC);
             JvmExecutor jvm = new JvmExecutor();
             try (TornadoExecutor dev = new TornadoExecutor(null, null, true)) {
                 // contexts 1 (only split 0 non-empty), 3 (empty splits), 37, 299 with a different one per sequence
                 int[][] starts = {{0, 0}, {2, 1}, {36, 120}, {298, 17}};
                 for (int[] st : starts) {
-                    System.arraycopy(st, 0, seqStart, 0, B);
+                    cache.describe(meta, B * T, new int[] {0, 1}, st, new int[] {1, 1}, null);
                     jvm.execute(g);
                     float[] expected = oLat.clone();
                     java.util.Arrays.fill(oLat, Float.NaN);
                     dev.execute(g);
-                    TestData.assertClose(expected, oLat, 1e-4, "dtype " + dtype + " seqStart " + java.util.Arrays.toString(st));
+                    String what = "dtype " + dtype + (blockSize > 0 ? " paged by " + blockSize : " contiguous") + " positions " + java.util.Arrays.toString(st);
+                    TestData.assertClose(expected, oLat, 1e-4, what);
+                    assertEquals(FlashDecode.class, dev.kernelOf(g, "split_tiles").getDeclaringClass(), what);
                 }
                 assertTrue(dev.device().startsWith("tornado "));
             }

@@ -171,28 +171,42 @@ class GpuKernelsTest {
 
     @Test
     void absorbedScoresAndSoftmaxOverEveryCacheDtype() {
-        int batch = 2, tokens = 2, cap = 37, heads = 3, dn = 8, dr = 64, dc = 512, rows = batch * tokens;
+        for (int blockSize : new int[] {0, 5}) scoresAndSoftmax(blockSize);
+    }
+
+    /** Over a contiguous cache (blockSize 0) or a paged one with scattered blocks of blockSize tokens. */
+    private void scoresAndSoftmax(int blockSize) {
+        int batch = 2, tokens = 2, heads = 3, dn = 8, dr = 64, dc = 512, rows = batch * tokens;
         MlaConfig c = new MlaConfig(64, heads, 0, dc, dn, dr, 8, 10000, 1e-6, 4096, 1, null);
         for (CacheDtype dt : CacheDtype.values()) {
-            LatentCache cache = new LatentCache(c, batch, cap, dt);
-            for (int b = 0; b < batch; b++) cache.write(b, TestData.gaussian(10 + b, cap * dc), TestData.gaussian(20 + b, cap * dr));
+            LatentCache cache;
+            if (blockSize == 0) {
+                cache = new LatentCache(c, batch, 37, dt);
+            } else {
+                cache = LatentCache.paged(c, batch, 37, batch * 8, blockSize, dt);   // capacity 40
+                cache.shuffleFreeBlocks(3);
+                for (int b = 0; b < batch; b++) cache.addSequence();
+            }
+            int cap = cache.capacity();
+            for (int b = 0; b < batch; b++) cache.write(b, TestData.gaussian(10 + b, 37 * dc), TestData.gaussian(20 + b, 37 * dr));
             KernelGraph g = new KernelGraph("scores_" + dt);
             float[] qLat = g.input("q_lat", TestData.gaussian(8, rows * heads * dc));
             float[] q = g.input("q", TestData.gaussian(9, rows * heads * (dn + dr)));
-            int[] seqStart = g.input("seqStart", new int[batch]);
+            int[] meta = g.input("attnMeta", new int[cache.metaLength(rows)]);
             g.state("cache", cache);
             float[] scores = g.output("scores", new float[rows * heads * cap]);
             g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, cache.floats(), cache.halves(), cache.bytes(), dt.code, scores,
-                    seqStart, batch, tokens, cap, heads, dn, dr, dc, 0.05f);
-            g.task("softmax", Softmax::softmax, scores, seqStart, batch, tokens, cap, heads);
-            for (int[] st : new int[][] {{0, 3}, {17, 0}, {cap - tokens, 20}}) {
-                System.arraycopy(st, 0, seqStart, 0, batch);
+                    meta, rows, cap, cache.blockSize(), heads, dn, dr, dc, 0.05f);
+            g.task("softmax", Softmax::softmax, scores, meta, rows, cap, heads);
+            for (int[] st : new int[][] {{0, 3}, {17, 0}, {37 - tokens, 20}}) {
+                cache.describe(meta, rows, new int[] {0, 1}, st, new int[] {tokens, tokens}, null);
                 Arrays.fill(scores, 0f);
                 new JvmExecutor().execute(g);
                 float[] expected = scores.clone();
                 Arrays.fill(scores, 0f);     // positions past a row's own are never written: both leave them 0
                 device.execute(g);
-                TestData.assertClose(expected, scores, TOL, "scores + softmax " + dt + " seqStart " + Arrays.toString(st));
+                TestData.assertClose(expected, scores, TOL, "scores + softmax " + dt + (blockSize > 0 ? " paged by " + blockSize : "")
+                        + " positions " + Arrays.toString(st));
             }
             assertEquals(GpuAttention.class, ranOnDevice(g, "scores"));
             assertEquals(GpuAttention.class, ranOnDevice(g, "softmax"));

@@ -33,9 +33,9 @@ public class NumericEdgesOnDeviceTest {
         KernelGraph g = new KernelGraph("softmax_edges");
         float[] in = g.input("in", rb.scores().clone());
         float[] s = g.output("s", new float[in.length]);
-        int[] start = g.input("seqStart", rb.seqStart().clone());
+        int[] start = g.input("attnMeta", rb.attnMeta());
         g.task("copy", NumericEdgesOnDeviceTest::copy, in, s, in.length);
-        g.task("softmax", Softmax::softmax, s, start, rb.rows(), 1, rb.capacity(), 1);
+        g.task("softmax", Softmax::softmax, s, start, rb.rows(), rb.capacity(), 1);
         try (TornadoExecutor dev = new TornadoExecutor(null, null, true)) {
             dev.execute(g);
             SoftmaxEdgeCases.assertRows(rb, s, "(" + dev.device() + ")");
@@ -76,8 +76,9 @@ public class NumericEdgesOnDeviceTest {
                     int parts = b.batch() * H * t[1];
                     KernelGraph g = new KernelGraph("tiled_edges");
                     float[] qLat = g.input("q_lat", b.qLat().clone()), q = g.input("q", b.q().clone());
-                    int[] start = g.input("seqStart", new int[b.batch()]);
-                    java.util.Arrays.fill(start, LEN - 1);
+                    int[] seqStart = new int[b.batch()];
+                    java.util.Arrays.fill(seqStart, LEN - 1);
+                    int[] start = g.input("attnMeta", org.tornadomla.kernels.Meta.contiguous(seqStart, b.batch(), 1, LEN));
                     float[] kv = g.weight("kv", b.kv().clone());
                     short[] kv16 = g.weight("kv16", new short[1]);
                     byte[] kv8 = g.weight("kv8", new byte[1]);
@@ -85,7 +86,7 @@ public class NumericEdgesOnDeviceTest {
                     float[] ml = g.scratch("ml", new float[2 * parts]);
                     float[] o = g.output("o_lat", new float[b.batch() * H * DC]);
                     g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv, kv16, kv8, 0, sTile, oPart, ml, start,
-                            b.batch(), 1, LEN, H, DN, DR, DC, 1f, t[0], t[1]);
+                            b.batch(), LEN, H, DN, DR, DC, 1f, t[0], t[1]);
                     g.task("combine", OnlineSoftmax::combine, oPart, ml, o, b.batch(), H, t[1], DC);
                     dev.execute(g);
                     SoftmaxEdgeCases.assertBatch(b, o, "(" + (kernelContext ? "FlashDecode" : "plain splitTiles") + ", tile " + t[0]

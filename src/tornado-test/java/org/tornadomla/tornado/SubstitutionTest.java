@@ -25,8 +25,8 @@ class SubstitutionTest {
                 .filter(s -> s.plain.getName().equals("splitTiles")).findFirst().orElseThrow();
         assertEquals("splitKv", flash.replacement.getName());
         // FlashDecode.splitKv's arguments are split_tiles' of the same names, in its own order
-        assertEquals(Arrays.asList("ctx", "qLat", "q", "kvFloats", "kvHalves", "kvBytes", "dtype", "oPart", "mlPart", "seqStart", "tokens",
-                        "capacity", "heads", "group", "dn", "dr", "dc", "scale", "numSplits"),
+        assertEquals(Arrays.asList("ctx", "qLat", "q", "kvFloats", "kvHalves", "kvBytes", "dtype", "oPart", "mlPart", "attnMeta",
+                        "blockSize", "heads", "group", "dn", "dr", "dc", "scale", "numSplits"),
                 Arrays.stream(flash.replacement.getParameters()).map(Parameter::getName).toList());
     }
 

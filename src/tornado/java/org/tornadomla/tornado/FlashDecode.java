@@ -1,5 +1,6 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.Softmax;
 import uk.ac.manchester.tornado.api.KernelContext;
@@ -41,7 +42,7 @@ public final class FlashDecode {
     }
 
     public static void splitKv(KernelContext ctx, float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
-                               int dtype, float[] oPart, float[] mlPart, int[] seqStart, int tokens, int capacity,
+                               int dtype, float[] oPart, float[] mlPart, int[] attnMeta, int blockSize,
                                int heads, int group, int dn, int dr, int dc, float scale, int numSplits) {
         int tid = ctx.localIdx;
         int nThreads = ctx.localGroupSizeX;
@@ -50,8 +51,8 @@ public final class FlashDecode {
         int g = wg % groupsPerSplit;
         int s = (wg / groupsPerSplit) % numSplits;
         int r = wg / (groupsPerSplit * numSplits);
-        int b = r / tokens;
-        int len = seqStart[b] + r % tokens + 1;
+        int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;     // 0 for a padding row: no tile, o = 0
+        int table = CacheLayout.metaRowTable(attnMeta, r);
         int chunk = (len + numSplits - 1) / numSplits;
         int lo = s * chunk;
         int hi = Math.min(len, lo + chunk);
@@ -83,9 +84,11 @@ public final class FlashDecode {
 
         for (int j0 = lo; j0 < hi; j0 += TILE) {
             int n = Math.min(TILE, hi - j0);
-            // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads
+            // the tile: n latent rows [c_kv | k_pe], read from the cache once for keys and values of all G heads,
+            // each row from the slot its sequence's block table gives
             for (int i = tid; i < n * w; i += nThreads) {
-                tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0 + i / w, i % w, w, dc);
+                int slot = CacheLayout.slot(attnMeta, table, j0 + i / w, blockSize);
+                tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, i % w, w, dc);
             }
             ctx.localBarrier();
             for (int i = tid; i < group * n; i += nThreads) {

@@ -1,5 +1,6 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.Softmax;
 import uk.ac.manchester.tornado.api.KernelContext;
@@ -35,22 +36,23 @@ public final class GpuAttention {
         return rows * ((capacity + TILE - 1) / TILE);
     }
 
-    /** score[r, h, j] = scale·(q_lat[r, h]·c_kv[b, j] + q_pe[r, h]·k_pe[b, j]) for j ≤ the row's position. */
+    /** score[r, h, j] = scale·(q_lat[r, h]·c_kv[slot(j)] + q_pe[r, h]·k_pe[slot(j)]) for j ≤ the row's position. */
     public static void absorbedScores(KernelContext ctx, float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes,
-                                      int dtype, float[] scores, int[] seqStart, int batch, int tokens, int capacity,
+                                      int dtype, float[] scores, int[] attnMeta, int capacity, int blockSize,
                                       int heads, int dn, int dr, int dc, float scale) {
         float[] tile = ctx.allocateFloatLocalArray(TILE * MAX_ROW);
         int tilesPerRow = (capacity + TILE - 1) / TILE;
         int r = ctx.groupIdx / tilesPerRow;
         int j0 = (ctx.groupIdx % tilesPerRow) * TILE;
         int tid = ctx.localIdx;
-        int b = r / tokens;
-        int len = seqStart[b] + r % tokens + 1;
+        int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+        int table = CacheLayout.metaRowTable(attnMeta, r);
         int n = Math.min(TILE, len - j0);      // ≤ 0 past the row's position: the loops below do nothing
         int w = dc + dr;
         int ws = w + 1;
         for (int i = tid; i < n * w; i += LOCAL) {
-            tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, b * capacity + j0 + i / w, i % w, w, dc);
+            int slot = CacheLayout.slot(attnMeta, table, j0 + i / w, blockSize);
+            tile[(i / w) * ws + i % w] = CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, slot, i % w, w, dc);
         }
         ctx.localBarrier();
         for (int i = tid; i < heads * n; i += LOCAL) {
@@ -70,12 +72,12 @@ public final class GpuAttention {
     }
 
     /** Softmax over j &lt; len of each (row, head), in place: work-group r·H + h. */
-    public static void softmax(KernelContext ctx, float[] scores, int[] seqStart, int batch, int tokens, int capacity, int heads) {
+    public static void softmax(KernelContext ctx, float[] scores, int[] attnMeta, int capacity, int heads) {
         float[] red = ctx.allocateFloatLocalArray(LOCAL);
         int rh = ctx.groupIdx;
         int tid = ctx.localIdx;
         int r = rh / heads;
-        int len = seqStart[r / tokens] + r % tokens + 1;
+        int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;   // 0 for a padding row: nothing is read or written
         int base = rh * capacity;
         // every row has its own token, so scores[base] exists: the max starts there, not at an infinity (Softmax)
         float mx = scores[base];

@@ -45,7 +45,7 @@ import java.util.stream.Stream;
  * <pre>
  *  KernelGraph role   TornadoVM transfer
  *  WEIGHT, SCRATCH    transferToDevice(FIRST_EXECUTION)   copied once (scratch: its initial zeros)
- *  INPUT              transferToDevice(EVERY_EXECUTION)   x, seqStart: the step's input, small
+ *  INPUT              transferToDevice(EVERY_EXECUTION)   x, attnMeta: the step's input, small
  *  OUTPUT             transferToHost(EVERY_EXECUTION)     y: the step's output, small
  *  STATE              transferToDevice(FIRST_EXECUTION) + transferToHost(UNDER_DEMAND)
  *                     the latent cache stays on the device and grows by the on-device append;
@@ -53,7 +53,7 @@ import java.util.stream.Stream;
  * </pre>
  *
  * One execution plan per graph, compiled on first use, so every decode step of a sequence reuses one
- * compiled plan (start positions change through the {@code seqStart} input). The newest copy of a cache is
+ * compiled plan (positions and block tables change through the {@code attnMeta} input). The newest copy of a cache is
  * tracked through {@link DeviceResident}: before a plan runs, a cache last written elsewhere (another
  * plan, or the JVM) is brought to the host; a plan that already ran and whose device copy is therefore
  * stale is rebuilt, so its first execution copies the current cache in.
@@ -65,6 +65,8 @@ public final class TornadoExecutor implements GraphExecutor {
     private final PrintWriter profileOut;
     private final boolean kernelContext;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
+    /** Plans built so far (compiled on first execution): a continuous batch must not build one per step. */
+    private int plansBuilt;
 
     /** On TornadoVM's default device or "backend:device", with the KernelContext decode kernel. */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut) {
@@ -116,6 +118,7 @@ public final class TornadoExecutor implements GraphExecutor {
             if (plan != null) plan.close();
             plan = new Plan(graph);
             plans.put(graph, plan);
+            plansBuilt++;
         }
         try {
             plan.last = plan.execution.execute();
@@ -128,6 +131,17 @@ public final class TornadoExecutor implements GraphExecutor {
             s.residentOn(p, () -> p.last.transferToHost(s.arrays()));
         }
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
+    }
+
+    /** Each plan holds its own device copy of a cache: running another plan over it moves the cache (see {@link #execute}). */
+    @Override
+    public boolean statePerGraph() {
+        return true;
+    }
+
+    /** How many execution plans this executor has built (each is compiled on its first execution). */
+    public int plansBuilt() {
+        return plansBuilt;
     }
 
     /** The kernel that task {@code taskId} of {@code graph} runs on the device (after the graph ran once), or null. */
@@ -260,14 +274,14 @@ public final class TornadoExecutor implements GraphExecutor {
             Substitution.replace(KernelRef.of(Norms::rmsNorm), KernelRef.of(GpuNorms::rmsNorm))
                     .grid(a -> a.i("rows"), GpuNorms.LOCAL),
             Substitution.replace(KernelRef.of(Softmax::softmax), KernelRef.of(GpuAttention::softmax))
-                    .grid(a -> a.i("batch") * a.i("tokens") * a.i("heads"), GpuAttention.LOCAL),
+                    .grid(a -> a.i("rows") * a.i("heads"), GpuAttention.LOCAL),
             Substitution.replace(KernelRef.of(AbsorbedAttention::absorbedScores), KernelRef.of(GpuAttention::absorbedScores))
                     .when(a -> GpuAttention.supportsScores(a.i("dc"), a.i("dr")))
-                    .grid(a -> GpuAttention.scoreGroups(a.i("batch") * a.i("tokens"), a.i("capacity")), GpuAttention.LOCAL),
+                    .grid(a -> GpuAttention.scoreGroups(a.i("rows"), a.i("capacity")), GpuAttention.LOCAL),
             Substitution.replace(KernelRef.of(OnlineSoftmax::splitTiles), KernelRef.of(FlashDecode::splitKv))
                     .when(a -> FlashDecode.supports(a.i("heads"), a.i("dc"), a.i("dr")))
                     .extra("group", a -> FlashDecode.headsPerGroup(a.i("heads")))
-                    .grid(a -> FlashDecode.groups(a.i("batch") * a.i("tokens"), a.i("numSplits"), a.i("heads")), FlashDecode.LOCAL)
+                    .grid(a -> FlashDecode.groups(a.i("rows"), a.i("numSplits"), a.i("heads")), FlashDecode.LOCAL)
     ).map(Substitution::check).toList();
 
     /** The KernelContext task that replaces plain task {@code t} (with its grid added to {@code grids}), or null. */

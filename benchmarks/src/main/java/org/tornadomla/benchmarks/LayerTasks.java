@@ -58,7 +58,7 @@ public final class LayerTasks {
                 LatentCache cache = layer.newCache(1, context + 1, CacheDtype.F32);
                 SplittableRandom rnd = new SplittableRandom(2);
                 cache.write(0, MlaWeights.gaussians(rnd, context * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, context * c.qkRopeHeadDim(), 1));
-                layer.forward(cache, MlaWeights.gaussians(rnd, c.hiddenSize(), 1), 1, opt);     // fills the graph's x and seqStart
+                layer.forward(cache, MlaWeights.gaussians(rnd, c.hiddenSize(), 1), 1, opt);     // fills the graph's x and attnMeta
                 cache.truncate(context);                         // the graph's own runs write slot `context` again
                 layers.add(layer);
                 graphs.add(layer.graph(cache, 1, opt));
