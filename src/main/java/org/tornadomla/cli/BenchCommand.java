@@ -508,7 +508,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     static String csvLine(DecodeBench.Result r) {
         DecodeBench.Shape s = r.shape();
-        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.4f,%.4f", r.backend(), s.path(), s.dtype(), s.batch(),
+        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.6g,%.6g", r.backend(), s.path(), s.dtype(), s.batch(),
                 s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS());
     }
 
