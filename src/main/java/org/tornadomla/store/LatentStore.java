@@ -123,11 +123,13 @@ public final class LatentStore {
                     }
                 }
             }
-            long s = System.nanoTime();
-            store.put(keys, values, ttl);
-            storeNanos += System.nanoTime() - s;
-            done += keys.size();
-            bytes += pending;
+            if (!keys.isEmpty()) {
+                long s = System.nanoTime();
+                store.put(keys, values, ttl);
+                storeNanos += System.nanoTime() - s;
+                done += keys.size();
+                bytes += pending;
+            }
         } catch (MlaException e) {
             throw new MlaException(e.getMessage() + " (push: " + done + " of " + blocksOf(n, layers.size()) + " blocks stored before)", e);
         }
