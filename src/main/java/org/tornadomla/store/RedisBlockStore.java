@@ -167,7 +167,7 @@ public final class RedisBlockStore implements BlockStore {
 
     private static String words(Throwable e, int connectMs, int socketMs) {
         if (e instanceof JedisDataException) return "the server refused: " + MlaException.quote(e.getMessage());
-        for (Throwable t = e; t != null; t = t.getCause()) {
+        for (Throwable t : chain(e, new ArrayList<>())) {
             if (t instanceof ConnectException) return "connection refused (is the server running and listening there?)";
             if (t instanceof UnknownHostException) return "unknown host";
             if (t instanceof NoRouteToHostException) return "no route to host";
@@ -182,5 +182,13 @@ public final class RedisBlockStore implements BlockStore {
         }
         String m = e.getMessage();
         return m == null ? e.getClass().getSimpleName() : MlaException.quote(m);
+    }
+
+    /** e, its causes and what they suppressed (Jedis puts the socket's exception in either), depth first. */
+    private static List<Throwable> chain(Throwable e, List<Throwable> out) {
+        if (e == null || out.contains(e) || out.size() > 32) return out;
+        out.add(e);
+        for (Throwable s : e.getSuppressed()) chain(s, out);
+        return chain(e.getCause(), out);
     }
 }
