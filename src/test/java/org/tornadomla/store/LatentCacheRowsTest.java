@@ -95,6 +95,18 @@ class LatentCacheRowsTest {
             }
             assertEquals(from.read(0, 0, N), to.read(0, 0, N), dt + ": the packed rows are equal too");
             assertArrayEquals(otherLat, dst.latent(1), "the other sequence is untouched");
+
+            // a cache of one sequence takes the rows into its arrays directly, then advances
+            LatentCache one = new LatentCache(c, 1, 16, dt);
+            BlockRows single = new LatentCacheRows(one);
+            single.append(0, from.read(0, 0, 7));
+            single.append(0, from.read(0, 7, N - 7));
+            assertEquals(N, one.length(0));
+            assertArrayEquals(src.latent(0), one.latent(0), dt + ", one sequence");
+            assertArrayEquals(src.ropeKey(0), one.ropeKey(0), dt + ", one sequence");
+            assertEquals(from.read(0, 0, N), single.read(0, 0, N), dt + ", one sequence");
+            assertTrue(assertThrows(MlaException.class, () -> single.append(0, from.read(0, 0, 6))).getMessage().contains("latent cache full"));
+            assertEquals(N, one.length(0));
         }
     }
 
