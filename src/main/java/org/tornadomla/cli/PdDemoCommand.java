@@ -84,7 +84,7 @@ public final class PdDemoCommand implements Callable<Integer> {
             o.forward(layers, caches, o.embed(prompt), o.tokens);
             double prefillMs = (System.nanoTime() - t0) / 1e6;
             LatentStore.Transfer push = store.push(prompt, 0, LatentCacheRows.of(caches));
-            out.printf("prefill process (pid %d): prefilled %d tokens in %.0f ms; pushed %d blocks, %,d B in %.1f ms: %.2f GB/s%n",
+            out.printf("prefill process (pid %d): prefilled %d tokens in %.0f ms; pushed %d blocks, %,d B in %.1f ms: %.3f GB/s%n",
                     ProcessHandle.current().pid(), o.tokens, prefillMs, push.blocks(), push.bytes(), push.nanos() / 1e6, push.gbPerSecond());
             out.flush();
             float[][] single = new float[o.steps][];
@@ -93,7 +93,7 @@ public final class PdDemoCommand implements Callable<Integer> {
 
             // 2. the decode process: another JVM, which pulls and decodes the same steps
             Decoded d = runDecodeProcess(prompt, next);
-            out.printf("decode process (pid %d, a second JVM): pulled %d tokens (%d blocks, %,d B) in %.1f ms: %.2f GB/s (a small transfer; ./mla store-bench measures large ones)%n",
+            out.printf("decode process (pid %d, a second JVM): pulled %d tokens (%d blocks, %,d B) in %.1f ms: %.3f GB/s (a small transfer; ./mla store-bench measures large ones)%n",
                     d.pid, d.tokens, d.blocks, d.bytes, d.nanos / 1e6, d.nanos == 0 ? 0 : (double) d.bytes / d.nanos);
             // java-reference is sequential Java: both JVMs compute bit for bit alike. java-fast's Vector API may add a
             // vector's lanes in another order once the JIT has compiled the loop, so two JVMs (one warm, one cold)
