@@ -123,7 +123,7 @@ class RedisLatentStoreTest {
 
     // ---------------------------------------------------------------- handoff
 
-    private void handoff(CacheDtype dt, AttentionPath path, Supplier<GraphExecutor> executor) throws Exception {
+    private void handoff(CacheDtype dt, AttentionPath path, Supplier<GraphExecutor> executor, boolean exact) throws Exception {
         RedisServer s = server("256mb");
         int n = 150, steps = 3;   // two full blocks and a partial one of 22
         int[] prompt = ids(1, n), next = ids(2, steps);
@@ -140,15 +140,24 @@ class RedisLatentStoreTest {
         assertEquals(n, r.tokens());
         assertEquals(pushed.bytes(), r.transfer().bytes());
         for (int k = 0; k < steps; k++) {
-            // the same backend over the same cache bits: identical outputs (tolerance 0)
-            assertArrayEquals(single[k], decode.decode(next[k]), dt + " " + path + " step " + k);
+            float[] y = decode.decode(next[k]);
+            if (exact) {
+                // the sequential reference kernels over the same cache bits: identical outputs (tolerance 0)
+                assertArrayEquals(single[k], y, dt + " " + path + " step " + k);
+            } else {
+                // java-fast sums vector lanes (reduceLanes(ADD)) in an unspecified order, which changes once C2 compiles
+                // a loop: a warm and a cold run may differ in the last bits, so 1e-5 of the largest magnitude
+                double scale = 1;
+                for (float v : single[k]) scale = Math.max(scale, Math.abs(v));
+                assertTrue(TestData.maxAbsDiff(single[k], y) <= 1e-5 * scale, dt + " " + path + " step " + k);
+            }
         }
     }
 
     @Test
     void aDecodeProcessContinuesExactlyAsOneProcessWould() throws Exception {
-        for (CacheDtype dt : CacheDtype.values()) handoff(dt, AttentionPath.TILED, JvmExecutor::new);
-        handoff(CacheDtype.FP8, AttentionPath.ABSORBED, () -> new FastExecutor(2));
+        for (CacheDtype dt : CacheDtype.values()) handoff(dt, AttentionPath.TILED, JvmExecutor::new, true);
+        handoff(CacheDtype.FP8, AttentionPath.ABSORBED, () -> new FastExecutor(2), false);
     }
 
     @Test
