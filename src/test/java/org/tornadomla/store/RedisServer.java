@@ -118,15 +118,20 @@ public final class RedisServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
             try {
                 pause(false);
-            } catch (IOException e) {
+            } catch (IOException | InterruptedException e) {
                 // not stopped, or kill is missing: destroy below still ends it
             }
             process.destroy();
-            if (!process.waitFor(5, TimeUnit.SECONDS)) kill();
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) kill();
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
