@@ -20,7 +20,7 @@ import java.util.SplittableRandom;
  * Push and pull throughput of the latent store ({@code mla store-bench}): one layer of DeepSeek-V3 geometry
  * (576 numbers per token) holding a sequence of seeded rows, pushed and pulled whole, after warm-up runs. A
  * push reads the cache's rows, encodes and checksums the blocks and sends them; a pull fetches, verifies and
- * writes them into an empty cache (the pulled rows are compared with the pushed ones once).
+ * writes them into an empty cache (the last pulled rows are compared with the pushed ones).
  */
 public final class StoreBench {
     private StoreBench() {
@@ -41,6 +41,9 @@ public final class StoreBench {
         }
     }
 
+    /** Shortest warm-up (when any is asked for). */
+    static final long WARM_UP_NANOS = 1_000_000_000L;
+
     /** The geometry measured: DeepSeek-V3's attention (d_c 512, d_r 64). */
     public static MlaConfig config() {
         return MlaConfig.deepseekV3();
@@ -60,20 +63,25 @@ public final class StoreBench {
         double[] push = new double[runs], pushStore = new double[runs], pull = new double[runs], pullStore = new double[runs];
         long bytes = 0;
         try {
-            for (int r = -warmup; r < runs; r++) {
+            // warm-up: the runs asked for, and at least a second (C2 compiles the copy and check loops meanwhile)
+            long w0 = System.nanoTime();
+            for (int r = 0; r < warmup || (warmup > 0 && System.nanoTime() - w0 < WARM_UP_NANOS); r++) {
+                store.push(ids, 0, from);
+                target.clear();
+                store.pull(ids, 0, to, OnMissing.FAIL);
+            }
+            for (int r = 0; r < runs; r++) {
                 LatentStore.Transfer p = store.push(ids, 0, from);
                 target.clear();
                 LatentStore.PullResult q = store.pull(ids, 0, to, OnMissing.FAIL);
-                if (r == -warmup && !from.getFirst().read(0, 0, tokens).equals(to.getFirst().read(0, 0, tokens))) {
-                    throw new IllegalStateException("store bench: the pulled rows differ from the pushed ones");
-                }
                 bytes = p.bytes();
-                if (r >= 0) {
-                    push[r] = p.nanos() / 1e6;
-                    pushStore[r] = p.storeNanos() / 1e6;
-                    pull[r] = q.transfer().nanos() / 1e6;
-                    pullStore[r] = q.transfer().storeNanos() / 1e6;
-                }
+                push[r] = p.nanos() / 1e6;
+                pushStore[r] = p.storeNanos() / 1e6;
+                pull[r] = q.transfer().nanos() / 1e6;
+                pullStore[r] = q.transfer().storeNanos() / 1e6;
+            }
+            if (!from.getFirst().read(0, 0, tokens).equals(to.getFirst().read(0, 0, tokens))) {
+                throw new IllegalStateException("store bench: the pulled rows differ from the pushed ones");
             }
         } finally {
             store.remove(ids, dtype, 1);

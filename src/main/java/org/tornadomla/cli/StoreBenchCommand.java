@@ -31,7 +31,7 @@ public final class StoreBenchCommand implements Callable<Integer> {
     @Option(names = "--dtype", split = ",", defaultValue = "f32,bf16,fp8", description = "cache dtypes: f32, bf16, int8, fp8 (default: ${DEFAULT-VALUE})")
     List<String> dtypes;
 
-    @Option(names = "--warmup", defaultValue = "3", description = "untimed push-and-pull runs first (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", defaultValue = "3", description = "untimed push-and-pull runs first, and at least 1 s of them unless 0 (default: ${DEFAULT-VALUE})")
     int warmup;
 
     @Option(names = "--runs", defaultValue = "5", description = "timed runs (default: ${DEFAULT-VALUE})")
@@ -70,7 +70,7 @@ public final class StoreBenchCommand implements Callable<Integer> {
             MlaConfig c = StoreBench.config();
             out.printf("store-bench: one layer of DeepSeek-V3 geometry (%d + %d numbers per token), blocks of %d tokens, %,d KiB per round trip, %s%n",
                     c.kvLoraRank(), c.qkRopeHeadDim(), blockSize, chunkKb, redis.address());
-            out.printf("each row: %d warm-up push+pull, then the median of %d timed runs (best in brackets); GB/s = 10^9 bytes of values "
+            out.printf("each row: %d or more warm-up push+pull (at least 1 s), then the median of %d timed runs (best in brackets); GB/s = 10^9 bytes of values "
                     + "(rows + %d B per block) per second of the whole call; 'wire' = per second spent in the store's calls (network and server)%n%n",
                     warmup, runs, BlockValue.HEADER + BlockValue.TRAILER);
             out.printf("%-5s %7s %8s %9s %14s %9s %9s %14s %9s %9s%n", "dtype", "tokens", "B/token", "MB moved",

@@ -32,6 +32,7 @@ import java.util.Objects;
 public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int count, byte[] data) {
     private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle I16 = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle I32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     public LatentRows {
         Objects.requireNonNull(dtype, "dtype");
@@ -199,11 +200,16 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
         for (int t = 0; t < count; t++) {
             int at = t * rb;
             switch (dtype) {
+                // an exponent of all ones is ±∞ or NaN: tested on the bits, which is what a pull spends its time on
                 case F32 -> {
-                    for (int i = 0; i < kvLoraRank + ropeDim; i++) finite((float) F32.get(data, at + 4 * i), where, t, i, "number");
+                    for (int i = 0; i < kvLoraRank + ropeDim; i++) {
+                        if (((int) I32.get(data, at + 4 * i) & 0x7F800000) == 0x7F800000) finite((float) F32.get(data, at + 4 * i), where, t, i, "number");
+                    }
                 }
                 case BF16 -> {
-                    for (int i = 0; i < kvLoraRank + ropeDim; i++) finite(Bf16Bits.decode((short) I16.get(data, at + 2 * i)), where, t, i, "number");
+                    for (int i = 0; i < kvLoraRank + ropeDim; i++) {
+                        if (((short) I16.get(data, at + 2 * i) & 0x7F80) == 0x7F80) finite(Bf16Bits.decode((short) I16.get(data, at + 2 * i)), where, t, i, "number");
+                    }
                 }
                 case INT8 -> {
                     int w = kvLoraRank + ropeDim;
@@ -219,7 +225,9 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
                     int spt = CacheLayout.scalesPerToken(dtype.code, kvLoraRank);
                     for (int s = 0; s < spt; s++) scale((float) F32.get(data, at + kvLoraRank + 4 * s), where, t, s);
                     int r0 = at + kvLoraRank + 4 * spt;
-                    for (int i = 0; i < ropeDim; i++) finite(Bf16Bits.decode((short) I16.get(data, r0 + 2 * i)), where, t, kvLoraRank + i, "number");
+                    for (int i = 0; i < ropeDim; i++) {
+                        if (((short) I16.get(data, r0 + 2 * i) & 0x7F80) == 0x7F80) finite(Bf16Bits.decode((short) I16.get(data, r0 + 2 * i)), where, t, kvLoraRank + i, "number");
+                    }
                 }
             }
         }
