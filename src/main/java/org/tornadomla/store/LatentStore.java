@@ -148,19 +148,22 @@ public final class LatentStore {
      * Existence only; {@link #pull} checks the values themselves.
      */
     public int longestPrefix(int[] tokens, CacheDtype dtype, int layers) {
-        Objects.requireNonNull(tokens, "tokens");
         Objects.requireNonNull(dtype, "dtype");
         if (layers < 1) throw new MlaException("layers must be >= 1, found " + layers);
-        List<List<BlockKeys.Key>> chains = new ArrayList<>();
-        for (int l = 0; l < layers; l++) chains.add(keys(dtype).chain(tokens, l));
-        int blocks = present(chains, null);
-        return tokensOf(chains.get(0), blocks);
+        return prefix(tokens, java.util.Collections.nCopies(layers, dtype));
     }
 
-    /** {@link #longestPrefix(int[], CacheDtype, int)} for the dtype and number of these layers. */
+    /** {@link #longestPrefix(int[], CacheDtype, int)} for these layers (each with its cache's dtype). */
     public int longestPrefix(int[] tokens, List<BlockRows> layers) {
         checkLayers(layers);
-        return longestPrefix(tokens, layers.get(0).dtype(), layers.size());
+        return prefix(tokens, layers.stream().map(BlockRows::dtype).toList());
+    }
+
+    private int prefix(int[] tokens, List<CacheDtype> dtypes) {
+        Objects.requireNonNull(tokens, "tokens");
+        List<List<BlockKeys.Key>> chains = new ArrayList<>();
+        for (int l = 0; l < dtypes.size(); l++) chains.add(keys(dtypes.get(l)).chain(tokens, l));
+        return tokensOf(chains.get(0), present(chains, null));
     }
 
     /** Leading blocks present in every chain (one EXISTS round); the first missing one is described in why[0]. */

@@ -369,6 +369,11 @@ class RedisLatentStoreTest {
         oneLineNaming(m, s);
         assertTrue(m.contains("GET of ") && m.endsWith("; nothing was loaded"), m);
         assertEquals(0, target.length(0), "cache unchanged");
+        // the server stays down: RECOMPUTE loads nothing and says why
+        LatentStore.PullResult r = st.pull(ids, 0, LatentCacheRows.of(List.of(target)), OnMissing.RECOMPUTE);
+        assertEquals(0, r.tokens());
+        assertTrue(r.stopped().startsWith(s.uri() + ": EXISTS of 256 keys failed: "), r.stopped());
+        assertEquals(0, target.length(0));
     }
 
     @Test
