@@ -84,56 +84,7 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
         return new LatentRows(dtype, kvLoraRank, ropeDim, (int) n, out);
     }
 
-    // ---------------------------------------------------------------- from and to the cache's public forms
-
-    /**
-     * Rows [from, from + n) of an f32 or bf16 cache from its decoded numbers: latent [*, d_c] and roped keys
-     * [*, d_r] as {@code LatentCache.latent/ropeKey} give them. A bf16 cache decodes to exact bf16 values, so
-     * encoding them again gives the stored bits.
-     */
-    public static LatentRows ofFloats(CacheDtype dtype, int dc, int dr, float[] latent, float[] rope, int from, int n) {
-        if (dtype != CacheDtype.F32 && dtype != CacheDtype.BF16) throw new MlaException("latent rows: " + dtype + " rows are not plain numbers");
-        Objects.checkFromIndexSize((long) from * dc, (long) n * dc, latent.length);
-        Objects.checkFromIndexSize((long) from * dr, (long) n * dr, rope.length);
-        int rb = rowBytes(dtype, dc, dr);
-        byte[] out = new byte[Memory.arrayLength((long) n * rb, "latent rows of " + n + " tokens")];
-        for (int t = 0; t < n; t++) {
-            int at = t * rb, lat = (from + t) * dc, pe = (from + t) * dr;
-            if (dtype == CacheDtype.F32) {
-                for (int i = 0; i < dc; i++) F32.set(out, at + 4 * i, latent[lat + i]);
-                for (int i = 0; i < dr; i++) F32.set(out, at + 4 * (dc + i), rope[pe + i]);
-            } else {
-                for (int i = 0; i < dc; i++) I16.set(out, at + 2 * i, Bf16Bits.encode(latent[lat + i]));
-                for (int i = 0; i < dr; i++) I16.set(out, at + 2 * (dc + i), Bf16Bits.encode(rope[pe + i]));
-            }
-        }
-        return new LatentRows(dtype, dc, dr, n, out);
-    }
-
-    /**
-     * Rows [from, from + n) of an int8 or fp8 cache from its stored form: the byte values per token (int8:
-     * d_c + d_r, fp8: d_c e4m3), the scales per token (int8: 2, fp8: ⌈d_c/128⌉) and, for fp8, the bf16 rope part
-     * as exact float values ({@code LatentCache.quantised} gives these).
-     */
-    public static LatentRows ofQuantised(CacheDtype dtype, int dc, int dr, byte[] values, float[] scales, float[] rope, int from, int n) {
-        if (dtype != CacheDtype.INT8 && dtype != CacheDtype.FP8) throw new MlaException("latent rows: " + dtype + " rows are not quantised");
-        int vpt = CacheLayout.quantisedValuesPerToken(dtype.code, dc, dr), spt = CacheLayout.scalesPerToken(dtype.code, dc);
-        Objects.checkFromIndexSize((long) from * vpt, (long) n * vpt, values.length);
-        Objects.checkFromIndexSize((long) from * spt, (long) n * spt, scales.length);
-        if (dtype == CacheDtype.FP8) Objects.checkFromIndexSize((long) from * dr, (long) n * dr, rope.length);
-        int rb = rowBytes(dtype, dc, dr);
-        byte[] out = new byte[Memory.arrayLength((long) n * rb, "latent rows of " + n + " tokens")];
-        for (int t = 0; t < n; t++) {
-            int at = t * rb;
-            System.arraycopy(values, (from + t) * vpt, out, at, vpt);
-            for (int s = 0; s < spt; s++) F32.set(out, at + vpt + 4 * s, scales[(from + t) * spt + s]);
-            if (dtype == CacheDtype.FP8) {
-                int r0 = at + vpt + 4 * spt;
-                for (int i = 0; i < dr; i++) I16.set(out, r0 + 2 * i, Bf16Bits.encode(rope[(from + t) * dr + i]));
-            }
-        }
-        return new LatentRows(dtype, dc, dr, n, out);
-    }
+    // ---------------------------------------------------------------- as the cache's public API takes them
 
     /** f32 or bf16 rows: the latents [count, d_c], decoded (exactly). */
     public float[] latent() {
