@@ -55,17 +55,26 @@ public final class BlockValue {
 
     /** The value of block {@code key} of layer {@code layer}, holding {@code rows} (key.count() of them). */
     public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows) {
+        Objects.requireNonNull(rows, "rows");
+        Objects.requireNonNull(key, "key");
+        if (rows.count() != key.count()) throw new MlaException("block " + key.index() + " holds " + key.count() + " tokens, found " + rows.count() + " rows");
+        return encode(configSha, layer, key, rows, 0);
+    }
+
+    /** The value of block {@code key} of layer {@code layer}, holding rows [from, from + key.count()) of {@code rows}. */
+    public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows, int from) {
         Objects.requireNonNull(configSha, "configSha");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(rows, "rows");
         if (configSha.length != 32) throw new MlaException("config hash: expected 32 bytes, found " + configSha.length);
-        if (rows.count() != key.count()) throw new MlaException("block " + key.index() + " holds " + key.count() + " tokens, found " + rows.count() + " rows");
-        long size = size(rows.dtype(), rows.kvLoraRank(), rows.ropeDim(), rows.count());
-        if (size > Integer.MAX_VALUE - 8) throw new MlaException("a block of " + rows.count() + " rows is " + size + " bytes, too large for one value");
+        int n = key.count(), rb = rows.rowBytes();
+        Objects.checkFromIndexSize(from, n, rows.count());
+        long size = size(rows.dtype(), rows.kvLoraRank(), rows.ropeDim(), n);
+        if (size > Integer.MAX_VALUE - 8) throw new MlaException("a block of " + n + " rows is " + size + " bytes, too large for one value");
         ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
         b.put(MAGIC).putShort((short) VERSION).put((byte) rows.dtype().code).put((byte) (key.partial() ? 1 : 0))
-                .putInt(layer).putInt(key.start()).putInt(rows.count()).putInt(rows.kvLoraRank()).putInt(rows.ropeDim())
-                .put(configSha).put(key.digest()).put(rows.data());
+                .putInt(layer).putInt(key.start()).putInt(n).putInt(rows.kvLoraRank()).putInt(rows.ropeDim())
+                .put(configSha).put(key.digest()).put(rows.data(), from * rb, n * rb);
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());

@@ -95,45 +95,50 @@ public final class LatentStore {
             int have = layers.get(l).length(seq);
             if (have < n) throw new MlaException("push: sequence " + seq + " of layer " + l + " holds " + have + " tokens, fewer than the " + n + " token ids given");
         }
-        long ttl = options.ttl().toMillis();
-        int done = 0;
-        long bytes = 0, storeNanos = 0;
-        List<String> keys = new ArrayList<>();
-        List<byte[]> values = new ArrayList<>();
-        long pending = 0;
+        Batch batch = new Batch(options.ttl().toMillis());
         try {
             for (int l = 0; l < layers.size(); l++) {
                 BlockRows layer = layers.get(l);
-                List<BlockKeys.Key> chain = keys(layer.dtype()).chain(tokens, l);
                 LatentRows rows = layer.read(seq, 0, n);   // one read per layer, cut into blocks below
-                for (BlockKeys.Key k : chain) {
-                    byte[] v = BlockValue.encode(configSha, l, k, rows.slice(k.start(), k.count()));
-                    keys.add(k.name());
-                    values.add(v);
-                    pending += v.length;
-                    if (pending >= options.chunkBytes()) {
-                        long s = System.nanoTime();
-                        store.put(keys, values, ttl);
-                        storeNanos += System.nanoTime() - s;
-                        done += keys.size();
-                        bytes += pending;
-                        keys.clear();
-                        values.clear();
-                        pending = 0;
-                    }
-                }
+                for (BlockKeys.Key k : keys(layer.dtype()).chain(tokens, l)) batch.add(k.name(), BlockValue.encode(configSha, l, k, rows, k.start()));
             }
-            if (!keys.isEmpty()) {
-                long s = System.nanoTime();
-                store.put(keys, values, ttl);
-                storeNanos += System.nanoTime() - s;
-                done += keys.size();
-                bytes += pending;
-            }
+            batch.flush();
         } catch (MlaException e) {
-            throw new MlaException(e.getMessage() + " (push: " + done + " of " + blocksOf(n, layers.size()) + " blocks stored before)", e);
+            throw new MlaException(e.getMessage() + " (push: " + batch.done + " of " + blocksOf(n, layers.size()) + " blocks stored before)", e);
         }
-        return new Transfer(n, done, bytes, System.nanoTime() - t0, storeNanos);
+        return new Transfer(n, batch.done, batch.bytes, System.nanoTime() - t0, batch.storeNanos);
+    }
+
+    /** Values waiting to be sent, sent in one round trip once they reach {@link StoreOptions#chunkBytes}. */
+    private final class Batch {
+        final long ttl;
+        final List<String> keys = new ArrayList<>();
+        final List<byte[]> values = new ArrayList<>();
+        long pending, bytes, storeNanos;
+        int done;
+
+        Batch(long ttl) {
+            this.ttl = ttl;
+        }
+
+        void add(String key, byte[] value) {
+            keys.add(key);
+            values.add(value);
+            pending += value.length;
+            if (pending >= options.chunkBytes()) flush();
+        }
+
+        void flush() {
+            if (keys.isEmpty()) return;
+            long s = System.nanoTime();
+            store.put(keys, values, ttl);
+            storeNanos += System.nanoTime() - s;
+            done += keys.size();
+            bytes += pending;
+            keys.clear();
+            values.clear();
+            pending = 0;
+        }
     }
 
     private int blocksOf(int n, int layers) {
@@ -237,21 +242,18 @@ public final class LatentStore {
         }
         if (blocks < wanted && onMissing == OnMissing.FAIL) throw new MlaException(store.address() + ": " + why[0] + "; nothing was loaded");
 
-        // 2. the values, block by block (all layers of a block together), checked as they come
+        // 2. the values, in batches of whole blocks (every layer of a block together), checked as they come
         LatentRows[][] rows = new LatentRows[nl][blocks];
-        List<int[]> batch = new ArrayList<>();   // (block, layer)
+        int fetched = 0;   // blocks [0, fetched) are here and checked in every layer; the batch starts there
         long batchBytes = 0;
-        int fetched = 0;   // blocks [0, fetched) are complete and checked in every layer
-        boolean stop = false;
-        for (int i = 0; i < blocks && !stop; i++) {
+        for (int i = 0; i < blocks; i++) {
             for (int l = 0; l < nl; l++) {
-                batch.add(new int[] {i, l});
-                BlockKeys.Key k = chains.get(l).get(i);
-                batchBytes += BlockValue.size(layers.get(l).dtype(), layers.get(l).kvLoraRank(), layers.get(l).ropeDim(), k.count());
+                BlockRows layer = layers.get(l);
+                batchBytes += BlockValue.size(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), chains.get(l).get(i).count());
             }
             if (batchBytes < options.chunkBytes() && i < blocks - 1) continue;
-            List<String> names = new ArrayList<>(batch.size());
-            for (int[] bl : batch) names.add(chains.get(bl[1]).get(bl[0]).name());
+            List<String> names = new ArrayList<>();
+            for (int b = fetched; b <= i; b++) for (int l = 0; l < nl; l++) names.add(chains.get(l).get(b).name());
             List<byte[]> values;
             try {
                 long s = System.nanoTime();
@@ -263,26 +265,12 @@ public final class LatentStore {
                 why[0] = e.getMessage();
                 break;
             }
-            int firstBad = Integer.MAX_VALUE;
-            for (int j = 0; j < batch.size(); j++) {
-                int bi = batch.get(j)[0], l = batch.get(j)[1];
-                if (bi >= firstBad) break;
-                BlockKeys.Key k = chains.get(l).get(bi);
-                BlockRows layer = layers.get(l);
-                byte[] v = values.get(j);
-                String where = store.address() + ": " + describe(k, l);
-                try {
-                    if (v == null) throw new MlaException(where + " is missing (expired or evicted since it was looked up)");
-                    rows[l][bi] = BlockValue.decode(v, new BlockValue.Expected(configSha, layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), l, k), where);
-                } catch (MlaException e) {
-                    if (onMissing == OnMissing.FAIL) throw new MlaException(e.getMessage() + "; nothing was loaded", e);
-                    why[0] = e.getMessage();
-                    firstBad = bi;
-                }
+            int bad = decodeBatch(values, fetched, i, chains, layers, rows, onMissing, why);
+            if (bad >= 0) {
+                fetched = bad;
+                break;
             }
-            stop = firstBad != Integer.MAX_VALUE;
-            fetched = stop ? firstBad : i + 1;
-            batch.clear();
+            fetched = i + 1;
             batchBytes = 0;
         }
         blocks = Math.min(blocks, fetched);
@@ -296,6 +284,32 @@ public final class LatentStore {
             layer.append(seq, LatentRows.concat(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), parts));
         }
         return new PullResult(loaded, n, new Transfer(loaded, blocks * nl, bytes, System.nanoTime() - t0, storeNanos), loaded == n ? null : why[0]);
+    }
+
+    /**
+     * Checks the values of blocks [from, to] (every layer of each, in that order) into {@code rows}; returns -1,
+     * or with RECOMPUTE the first block with a missing or bad value (its reason in why[0]). FAIL throws.
+     */
+    private int decodeBatch(List<byte[]> values, int from, int to, List<List<BlockKeys.Key>> chains, List<BlockRows> layers,
+                            LatentRows[][] rows, OnMissing onMissing, String[] why) {
+        int j = 0;
+        for (int b = from; b <= to; b++) {
+            for (int l = 0; l < layers.size(); l++, j++) {
+                BlockKeys.Key k = chains.get(l).get(b);
+                BlockRows layer = layers.get(l);
+                String where = store.address() + ": " + describe(k, l);
+                try {
+                    byte[] v = values.get(j);
+                    if (v == null) throw new MlaException(where + " is missing (expired or evicted since it was looked up)");
+                    rows[l][b] = BlockValue.decode(v, new BlockValue.Expected(configSha, layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), l, k), where);
+                } catch (MlaException e) {
+                    if (onMissing == OnMissing.FAIL) throw new MlaException(e.getMessage() + "; nothing was loaded", e);
+                    why[0] = e.getMessage();
+                    return b;
+                }
+            }
+        }
+        return -1;
     }
 
     /** Removes a sequence's blocks of every layer 0 … layers−1 from the store (e.g. after a benchmark). */
