@@ -10,6 +10,10 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.cli.MlaCommand;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
+import org.tornadomla.store.BlockKeys;
+import org.tornadomla.store.BlockValue;
+import org.tornadomla.store.LatentCacheRows;
+import org.tornadomla.store.LatentRows;
 import org.tornadomla.weights.DType;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.SafeTensorsFile;
@@ -35,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A seeded, bounded fuzz run (about 2,000 cases, a few seconds): valid weight, config, cache and input files
  * are damaged by structured mutations (numbers, dtypes, names, duplicate keys, lenient JSON, header length,
- * truncation) and random byte flips, then read. Every case must end in one of two ways:
+ * truncation) and random byte flips, then read; so are the latent store's block values. Every case must end in one of two ways:
  * <ul>
  *   <li>an {@link MlaException} whose message is one line of printable text without a URL (for the command
  *       line: exit code 2 and that one line), and no other exception of any type; or</li>
@@ -48,7 +52,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class FuzzTest {
     static final long SEED = 0x5EED_F022L;
-    static final int WEIGHT_CASES = 700, CONFIG_CASES = 700, CACHE_CASES = 600, CLI_CASES = 120;
+    static final int WEIGHT_CASES = 700, CONFIG_CASES = 700, CACHE_CASES = 600, CLI_CASES = 120, BLOCK_CASES = 400;
     static final int T = 3;
 
     @TempDir
@@ -157,6 +161,7 @@ class FuzzTest {
         configs(r);
         caches(r);
         commandLine(r);
+        blocks(r);
         double s = (System.nanoTime() - t0) / 1e9;
         System.out.printf("fuzz: %d cases, %d refused, %d accepted and checked, %.1f s%n", refusals + accepted, refusals, accepted, s);
         assertEquals(List.of(), failures.subList(0, Math.min(20, failures.size())), failures.size() + " failures");
@@ -351,6 +356,49 @@ class FuzzTest {
                 accepted++;
                 check(what, target.length(0) == 6 && Arrays.equals(cache.latent(0), target.latent(0)) && Arrays.equals(cache.ropeKey(0), target.ropeKey(0)),
                         "an accepted import differs from the exported cache");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ latent-store blocks
+
+    /** A block value of the Redis store, damaged, then decoded and appended to a cache: refused with the cache unchanged, or equal rows. */
+    private void blocks(SplittableRandom r) {
+        MlaLayer layer = new MlaLayer(MlaWeights.random(cfg, 6));
+        byte[] sha = java.util.HexFormat.of().parseHex(CacheFiles.configHash(cfg));
+        int[] ids = {5, 8, 13, 21, 34, 55};
+        for (CacheDtype dt : CacheDtype.values()) {
+            LatentCache cache = layer.newCache(1, 8, dt);
+            layer.prefill(cache, TestData.gaussian(7, 6 * cfg.hiddenSize()), 6, AttentionPath.ABSORBED);
+            BlockKeys.Key key = new BlockKeys(BlockKeys.PREFIX, "fuzz", CacheFiles.configHash(cfg), dt, 4).chain(ids, 1).get(1);   // tokens 4, 5
+            LatentRows rows = new LatentCacheRows(cache).read(0, 4, 2);
+            byte[] good = BlockValue.encode(sha, 1, key, rows);
+            BlockValue.Expected expected = new BlockValue.Expected(sha, dt, cfg.kvLoraRank(), cfg.qkRopeHeadDim(), 1, key);
+            for (int k = 0; k < BLOCK_CASES / 4; k++) {
+                int kind = r.nextInt(4);
+                byte[] m = switch (kind) {
+                    case 0 -> flipBytes(good, r, 0, BlockValue.HEADER);
+                    case 1 -> flipBytes(good, r, 0, good.length);
+                    case 2 -> Arrays.copyOf(good, r.nextInt(good.length + 8));
+                    default -> {
+                        byte[] g = new byte[r.nextInt(2 * good.length)];
+                        for (int i = 0; i < g.length; i++) g[i] = (byte) r.nextInt(256);
+                        if (g.length >= 4 && r.nextBoolean()) System.arraycopy(good, 0, g, 0, Math.min(g.length, BlockValue.HEADER));
+                        yield g;
+                    }
+                };
+                String what = "block " + dt + " case " + k + " (kind " + kind + ")";
+                LatentCache target = layer.newCache(1, 8, dt);
+                Boolean ok = attempt(what, () -> {
+                    new LatentCacheRows(target).append(0, BlockValue.decode(m, expected, "fuzz block"));
+                    return true;
+                });
+                if (ok == null) {
+                    check(what, target.length(0) == 0, "a refused block changed the cache");
+                    continue;
+                }
+                accepted++;
+                check(what, Arrays.equals(m, good) && rows.equals(new LatentCacheRows(target).read(0, 0, 2)), "an accepted block differs from the pushed one");
             }
         }
     }

@@ -67,6 +67,13 @@ class PackageDependenciesTest {
         }
         assertEquals(Set.of(), deps.get("org.tornadomla.kernels"), "the kernels use no other package of the project");
         assertTrue(deps.get("org.tornadomla.cache").contains("org.tornadomla.weights"), "cache files are safetensors");
+        // the latent store sits on top of the cache: only the command line and the benchmarks use it
+        for (var e : deps.entrySet()) {
+            if (e.getValue().contains("org.tornadomla.store")) {
+                assertTrue(Set.of("org.tornadomla.cli", "org.tornadomla.bench").contains(e.getKey()), e.getKey() + " uses the store");
+            }
+        }
+        assertTrue(deps.get("org.tornadomla.store").contains("org.tornadomla.cache"), "the store moves cache rows");
     }
 
     private static List<String> cycleFrom(String start, String at, Map<String, Set<String>> deps, List<String> path, Set<String> seen) {

@@ -482,6 +482,19 @@ public final class LatentCache implements DeviceResident {
         version++;
     }
 
+    /**
+     * Tokens sequence b can still take in one append: its capacity left, bounded by the slots after its length in
+     * the blocks it holds plus the free pool (less one block when its partial last block is shared by a fork and
+     * must be copied first). An append of at most this many passes {@link #prepare}.
+     */
+    public int room(int b) {
+        checkSequence(b);
+        int len = lengths[b], have = owned(tables, b);
+        boolean copy = writesShared(tables, refs, b, len, 1, have);
+        long avail = (long) have * blockSize - len + (long) (freeTop - (copy ? 1 : 0)) * blockSize;
+        return (int) Math.max(0, Math.min((long) capacity - len, avail));
+    }
+
     /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
     public void checkRoom(int tokens) {
         prepare(allSequences(), uniform(tokens));

@@ -177,4 +177,23 @@ class CliRefusalsTest {
         refused("is the input file", "kv-memory", "--config", config.toString(), "--chart", config.toString());
         refused("not a regular file but a character device", "rank", "--generate", "--output", "/dev/null");
     }
+
+    @Test
+    void storeCommandsWithoutAReachableServerAreOneLine() throws IOException {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        String down = "redis://127.0.0.1:" + port + ": cannot reach the server: connection refused (is the server running and listening there?)";
+        refused(down, "pd-demo", "--store", "redis://127.0.0.1:" + port);
+        refused(down, "store-bench", "--store", "redis://127.0.0.1:" + port);
+        refused("store address: expected redis://HOST:PORT, found 'tcp://127.0.0.1:6379'", "pd-demo", "--store", "tcp://127.0.0.1:6379");
+        refused("store address: expected redis://HOST:PORT, found 'redis://localhost'", "store-bench", "--store", "redis://localhost");
+        refused("port must be in 1 … 65535, found 70000", "pd-demo", "--store", "redis://127.0.0.1:70000");
+        refused("--tokens, --steps, --heads and --hidden must be >= 1", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--steps", "0");
+        refused("unknown cache dtype 'fp4'", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--dtype", "fp4");
+        refused("pd-demo runs java-reference or java-fast in both processes", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--backend", "tornado");
+        refused("block size must be in 1 … 65536 tokens, found 0", "store-bench", "--store", "redis://127.0.0.1:" + port, "--block-size", "0");
+        refused("Missing required option: '--store=<store>'", "pd-demo");
+    }
 }

@@ -1,0 +1,147 @@
+package org.tornadomla.store;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.cache.CacheDtype;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.zip.CRC32C;
+
+/**
+ * The value stored under a block's key (format {@value #FORMAT}): a header, the block's rows in the cache's
+ * own dtype ({@link LatentRows}) and a CRC32C over everything before it, like the per-tensor checksums of
+ * the latent-cache files ({@code CacheFiles}). Little-endian:
+ *
+ * <pre>
+ *  offset  size  field
+ *       0     4  magic "MLAB"
+ *       4     2  format version (1)
+ *       6     1  dtype code (f32 0, bf16 1, int8 2, fp8 3)
+ *       7     1  kind (0 full block, 1 a sequence's partial last block)
+ *       8     4  layer
+ *      12     4  start: position of the first row
+ *      16     4  rows
+ *      20     4  kv_lora_rank
+ *      24     4  qk_rope_head_dim
+ *      28    32  SHA-256 of the config
+ *      60    32  the block's digest (its key is prefix + hex of it)
+ *      92     …  rows × bytes per row (CacheLayout.bytesPerToken)
+ *     end−4   4  CRC32C of bytes [0, end − 4)
+ * </pre>
+ *
+ * {@link #decode} checks all of it against what the reader expects and returns the rows only when everything
+ * matches: a value can be cut short, damaged, made for another config, dtype or layer, or lie under a key
+ * that is not its own, and each is a one-line error naming the key.
+ */
+public final class BlockValue {
+    private BlockValue() {
+    }
+
+    public static final String FORMAT = "tornado-mla/latent-block/1";
+    static final byte[] MAGIC = {'M', 'L', 'A', 'B'};
+    static final int VERSION = 1;
+    /** Bytes before the rows. */
+    public static final int HEADER = 92;
+    /** Bytes of the checksum after them. */
+    public static final int TRAILER = 4;
+
+    /** Bytes of a value holding {@code rows} rows. */
+    public static long size(CacheDtype dtype, int kvLoraRank, int ropeDim, int rows) {
+        return HEADER + (long) rows * LatentRows.rowBytes(dtype, kvLoraRank, ropeDim) + TRAILER;
+    }
+
+    /** The value of block {@code key} of layer {@code layer}, holding {@code rows} (key.count() of them). */
+    public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows) {
+        Objects.requireNonNull(rows, "rows");
+        Objects.requireNonNull(key, "key");
+        if (rows.count() != key.count()) throw new MlaException("block " + key.index() + " holds " + key.count() + " tokens, found " + rows.count() + " rows");
+        return encode(configSha, layer, key, rows, 0);
+    }
+
+    /** The value of block {@code key} of layer {@code layer}, holding rows [from, from + key.count()) of {@code rows}. */
+    public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows, int from) {
+        Objects.requireNonNull(configSha, "configSha");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(rows, "rows");
+        if (configSha.length != 32) throw new MlaException("config hash: expected 32 bytes, found " + configSha.length);
+        int n = key.count(), rb = rows.rowBytes();
+        Objects.checkFromIndexSize(from, n, rows.count());
+        long size = size(rows.dtype(), rows.kvLoraRank(), rows.ropeDim(), n);
+        if (size > Integer.MAX_VALUE - 8) throw new MlaException("a block of " + n + " rows is " + size + " bytes, too large for one value");
+        ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
+        b.put(MAGIC).putShort((short) VERSION).put((byte) rows.dtype().code).put((byte) (key.partial() ? 1 : 0))
+                .putInt(layer).putInt(key.start()).putInt(n).putInt(rows.kvLoraRank()).putInt(rows.ropeDim())
+                .put(configSha).put(key.digest()).put(rows.data(), from * rb, n * rb);
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), 0, b.position());
+        b.putInt((int) crc.getValue());
+        return b.array();
+    }
+
+    /** What a reader expects of a value: the config, the cache's dtype and geometry, the layer and the block. */
+    public record Expected(byte[] configSha, CacheDtype dtype, int kvLoraRank, int ropeDim, int layer, BlockKeys.Key key) {
+    }
+
+    /**
+     * The rows of a value, after checking (in this order) its size, magic and version, that its length matches
+     * its header, its checksum, then config, dtype, geometry, layer, key, position and row count against
+     * {@code e}, and finally that every number is one a cache can hold. {@code where} names the value in
+     * messages (the store's address and the key).
+     */
+    public static LatentRows decode(byte[] value, Expected e, String where) {
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(e, "e");
+        if (value.length < HEADER + TRAILER) {
+            throw new MlaException(where + ": truncated: " + value.length + " bytes, a latent block (" + FORMAT + ") has at least " + (HEADER + TRAILER));
+        }
+        ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
+        if (!Arrays.equals(value, 0, 4, MAGIC, 0, 4)) {
+            throw new MlaException(where + ": not a latent block: starts with 0x" + HexFormat.of().formatHex(value, 0, 4) + ", expected \"MLAB\" (" + FORMAT + ")");
+        }
+        int version = Short.toUnsignedInt(b.getShort(4));
+        if (version != VERSION) throw new MlaException(where + ": latent block of format version " + version + ", this reader knows version " + VERSION);
+        int code = value[6], kind = value[7];
+        CacheDtype dtype = null;
+        for (CacheDtype d : CacheDtype.values()) if (d.code == code) dtype = d;
+        int layer = b.getInt(8), start = b.getInt(12), rows = b.getInt(16), dc = b.getInt(20), dr = b.getInt(24);
+        // the length first: a cut value would otherwise only show as a checksum mismatch
+        if (dtype != null && rows >= 0 && dc > 0 && dr > 0 && dc <= 1 << 20 && dr <= 1 << 20) {
+            long expect = size(dtype, dc, dr, rows);
+            if (value.length != expect) {
+                throw new MlaException(where + ": " + (value.length < expect ? "truncated" : "longer than its header says") + ": " + value.length
+                        + " bytes, its header describes " + rows + " " + dtype + " rows of [" + dc + " + " + dr + "] in " + expect + " bytes");
+            }
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(value, 0, value.length - TRAILER);
+        long recorded = Integer.toUnsignedLong(b.getInt(value.length - TRAILER));
+        if (crc.getValue() != recorded) {
+            throw new MlaException(where + ": damaged: its bytes have CRC32C " + String.format("%08x", crc.getValue()) + ", the value records "
+                    + String.format("%08x", recorded));
+        }
+        if (dtype == null) throw new MlaException(where + ": unknown dtype code " + code + " (expected 0 … 3)");
+        if (!Arrays.equals(value, 28, 60, e.configSha(), 0, 32)) {
+            throw new MlaException(where + ": made for another config (sha256 " + HexFormat.of().formatHex(value, 28, 34) + "…, this layer's is "
+                    + HexFormat.of().formatHex(e.configSha(), 0, 6) + "…)");
+        }
+        if (dtype != e.dtype()) throw new MlaException(where + ": holds " + dtype + " rows, the cache stores " + e.dtype());
+        if (dc != e.kvLoraRank() || dr != e.ropeDim()) {
+            throw new MlaException(where + ": rows of [" + dc + " + " + dr + "], the cache's are [" + e.kvLoraRank() + " + " + e.ropeDim() + "]");
+        }
+        if (layer != e.layer()) throw new MlaException(where + ": holds layer " + layer + ", expected layer " + e.layer());
+        BlockKeys.Key k = e.key();
+        if (!Arrays.equals(value, 60, 92, k.digest(), 0, 32)) {
+            throw new MlaException(where + ": holds block " + HexFormat.of().formatHex(value, 60, 66) + "…, not the block its key names");
+        }
+        if (start != k.start() || rows != k.count() || kind != (k.partial() ? 1 : 0)) {
+            throw new MlaException(where + ": holds " + rows + " rows from position " + start + (kind == 1 ? " (partial)" : "") + ", expected " + k.count()
+                    + " from position " + k.start() + (k.partial() ? " (partial)" : ""));
+        }
+        LatentRows out = new LatentRows(dtype, dc, dr, rows, Arrays.copyOfRange(value, HEADER, value.length - TRAILER));
+        out.check(where);
+        return out;
+    }
+}

@@ -1,0 +1,48 @@
+package org.tornadomla.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.tornadomla.store.RedisServer;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code mla pd-demo} and {@code mla store-bench} against a real redis-server (skipped when it is not
+ * installed; .ci/run installs it and requires this class to have run). pd-demo starts its decode process as a
+ * second JVM on the test's class path.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class PdDemoCliTest {
+    @Test
+    void theDecodeProcessContinuesBitForBitAndAStoppedServerIsOneLine() throws Exception {
+        String uri;
+        try (RedisServer s = RedisServer.start("64mb")) {
+            uri = s.uri();
+            for (String dtype : new String[] {"bf16", "fp8"}) {
+                CliTest.Run r = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "2", "--layers", "2", "--heads", "2",
+                        "--hidden", "128", "--dtype", dtype);
+                assertEquals(0, r.code(), r.out() + r.err());
+                String out = r.out();
+                assertTrue(out.contains("with 2 heads and hidden size 128 (V3: 128 and 7168, reduced so the demo runs in seconds)"), out);
+                assertTrue(out.contains("pushed 4 blocks"), out);   // 70 tokens: a full block of 64 and a partial one, in 2 layers
+                assertTrue(out.contains("decode process (pid ") && out.contains("a second JVM, a paged cache of blocks of 64): pulled 70 tokens (4 blocks"), out);
+                assertEquals(2, out.lines().filter(l -> l.contains("output identical to the single-process run (128 numbers, bit for bit)")).count(), out);
+                assertTrue(out.contains("the decode process's outputs equal the single-process run in all 2 steps, bit for bit"), out);
+                assertTrue(out.contains("MHA with this geometry would move 2 layers × 2 heads × (192 + 128) numbers"), out);
+                assertTrue(out.contains("DeepSeek-V3 itself (61 layers, 128 heads), " + dtype + ": MLA " + (dtype.equals("fp8") ? "40,016" : "70,272") + " B per token"), out);
+            }
+            CliTest.Run b = CliTest.mla("store-bench", "--store", uri, "--tokens", "100", "--dtype", "bf16,fp8", "--warmup", "0", "--runs", "1");
+            assertEquals(0, b.code(), b.out() + b.err());
+            assertTrue(b.out().lines().anyMatch(l -> l.matches("bf16 +100 +1152 +0\\.1 .*")), b.out());
+            assertTrue(b.out().lines().anyMatch(l -> l.matches("fp8 +100 +656 +0\\.1 .*")), b.out());
+        }
+        // the server is gone now
+        CliTest.Run r = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "2", "--heads", "2", "--hidden", "128");
+        assertEquals(2, r.code(), r.out() + r.err());
+        assertEquals("", r.out());
+        assertEquals("mla: error: " + uri + ": cannot reach the server: connection refused (is the server running and listening there?)", r.err().strip());
+    }
+}

@@ -1,0 +1,137 @@
+package org.tornadomla.store;
+
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real {@code redis-server} (Debian package redis-server) on a free loopback port, for the integration
+ * tests: no persistence, a memory limit and LRU eviction as a cache tier runs it. {@link #start} skips the
+ * calling test (JUnit assumption) when redis-server is not on the PATH; .ci/run installs it and checks that
+ * the tests that need it ran.
+ */
+public final class RedisServer implements AutoCloseable {
+    private final Process process;
+    private final int port;
+
+    private RedisServer(Process process, int port) {
+        this.process = process;
+        this.port = port;
+    }
+
+    /** The redis-server on the PATH, or null. */
+    static Path binary() {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (dir.isEmpty()) continue;
+            Path p = Path.of(dir, "redis-server");
+            if (Files.isExecutable(p)) return p;
+        }
+        return null;
+    }
+
+    /** Starts a server with {@code maxmemory} (e.g. "256mb"), or skips the test when redis-server is not installed. */
+    public static RedisServer start(String maxmemory) throws IOException, InterruptedException {
+        Path bin = binary();
+        Assumptions.assumeTrue(bin != null, "redis-server is not on the PATH (Debian: apt-get install redis-server): Redis integration test skipped");
+        IOException last = null;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            int port = freePort();
+            List<String> cmd = new ArrayList<>(List.of(bin.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                    "--save", "", "--appendonly", "no", "--maxmemory", maxmemory, "--maxmemory-policy", "allkeys-lru",
+                    "--protected-mode", "yes", "--loglevel", "warning", "--dir", System.getProperty("java.io.tmpdir")));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            RedisServer s = new RedisServer(p, port);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < deadline && p.isAlive()) {
+                if (s.answers()) return s;
+                Thread.sleep(20);
+            }
+            s.close();
+            last = new IOException("redis-server did not answer on port " + port);
+        }
+        throw last;
+    }
+
+    /** A loopback port nothing listens on (just now). */
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(false);
+            s.bind(new InetSocketAddress("127.0.0.1", 0));
+            return s.getLocalPort();
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    public StoreAddress address() {
+        return new StoreAddress("127.0.0.1", port);
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Whether it answers PING (raw protocol: the test checks the server, not the client under test). */
+    boolean answers() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            s.setSoTimeout(500);
+            OutputStream o = s.getOutputStream();
+            o.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            o.flush();
+            InputStream in = s.getInputStream();
+            byte[] b = new byte[7];
+            int n = in.readNBytes(b, 0, 7);
+            return n == 7 && new String(b, StandardCharsets.US_ASCII).equals("+PONG\r\n");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** SIGKILL: the server vanishes mid-whatever, as a crashed machine would. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** SIGSTOP / SIGCONT: a server that accepts connections but never answers. */
+    public void pause(boolean stop) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", stop ? "-STOP" : "-CONT", Long.toString(process.pid())).inheritIO().start();
+        k.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            try {
+                pause(false);
+            } catch (IOException | InterruptedException e) {
+                // not stopped, or kill is missing: destroy below still ends it
+            }
+            process.destroy();
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) kill();
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
