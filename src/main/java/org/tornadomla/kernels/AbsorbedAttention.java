@@ -64,9 +64,12 @@ public final class AbsorbedAttention {
                     int table = CacheLayout.metaRowTable(attnMeta, r);
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
-                    for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype,
-                                CacheLayout.slot(attnMeta, table, j, blockSize), c, dc + dr, dc);
+                    // block by block: one table lookup per block, not a division per cached token
+                    for (int j0 = 0; j0 < len; j0 += blockSize) {
+                        int first = CacheLayout.slot(attnMeta, table, j0, blockSize), n = Math.min(blockSize, len - j0);
+                        for (int i = 0; i < n; i++) {
+                            acc += probs[pBase + j0 + i] * CacheOps.load(kvFloats, kvHalves, kvBytes, dtype, first + i, c, dc + dr, dc);
+                        }
                     }
                     oLat[(r * heads + h) * dc + c] = acc;
                 }

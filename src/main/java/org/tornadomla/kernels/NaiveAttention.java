@@ -87,8 +87,12 @@ public final class NaiveAttention {
                     int table = CacheLayout.metaRowTable(attnMeta, r);
                     int pBase = (r * heads + h) * capacity;
                     float acc = 0f;
-                    for (int j = 0; j < len; j++) {
-                        acc += probs[pBase + j] * kvFull[CacheLayout.slot(attnMeta, table, j, blockSize) * width + h * (dn + dv) + dn + v];
+                    // block by block: one table lookup per block, not a division per cached token
+                    for (int j0 = 0; j0 < len; j0 += blockSize) {
+                        int first = CacheLayout.slot(attnMeta, table, j0, blockSize), n = Math.min(blockSize, len - j0);
+                        for (int i = 0; i < n; i++) {
+                            acc += probs[pBase + j0 + i] * kvFull[(first + i) * width + h * (dn + dv) + dn + v];
+                        }
                     }
                     o[(r * heads + h) * dv + v] = acc;
                 }
