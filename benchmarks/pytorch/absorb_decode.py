@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """One decode step of the MLA attention core as DeepSeek-V3's inference/model.py computes it with
-attn_impl = "absorb" (its einsum formulation), in PyTorch on the CPU, f32: the yardstick for TornadoMLA's
+attn_impl = "absorb" (its einsum formulation), in PyTorch on the CPU, f32 (or bf16 with --dtype bf16): the yardstick for TornadoMLA's
 java-fast backend (`./mla bench`, DecodeCoreBenchmark). Run it through benchmarks/pytorch/yardstick.sh, which
 gives it an optimised BLAS (OpenBLAS) for this process only; benchmarks/vs-torch.sh alternates it with
 java-fast and prints the ratios.
@@ -23,6 +23,9 @@ ap.add_argument("--batch", type=int, default=1)
 ap.add_argument("--threads", type=int, default=os.cpu_count())
 ap.add_argument("--seconds", type=float, default=3.0, help="timed seconds per shape")
 ap.add_argument("--csv", default=None, help="append results in ./mla bench's CSV format")
+ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                help="f32 (the yardstick) or bf16: query, weights and cache in bfloat16, the products through oneDNN "
+                     "where the CPU has AVX512-BF16/AMX (instructions Java cannot use; shown as context)")
 a = ap.parse_args()
 torch.set_num_threads(a.threads)
 torch.manual_seed(0)
@@ -68,20 +71,24 @@ print(f"pytorch {torch.__version__}, {a.threads} threads; BLAS loaded: {', '.joi
 
 shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else [(a.batch, a.heads, a.context)]
 dc, dr, dn, dv = 512, 64, 128, 128
+dt = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+elem = 2 if a.dtype == "bf16" else 4
+if a.dtype == "bf16":
+    print(f"bf16: oneDNN (mkldnn) available: {torch.backends.mkldnn.is_available()}", flush=True)
 rows = []
 for B, H, T in shapes:
     scale = (dn + dr) ** -0.5
-    q_nope = torch.randn(B, 1, H, dn)
-    q_pe = torch.randn(B, 1, H, dr)
-    wkv_b = torch.randn(H, dn + dv, dc) / dc ** 0.5
-    kv_cache = torch.randn(B, T, dc)
-    pe_cache = torch.randn(B, T, dr)
+    q_nope = torch.randn(B, 1, H, dn).to(dt)
+    q_pe = torch.randn(B, 1, H, dr).to(dt)
+    wkv_b = (torch.randn(H, dn + dv, dc) / dc ** 0.5).to(dt)
+    kv_cache = torch.randn(B, T, dc).to(dt)
+    pe_cache = torch.randn(B, T, dr).to(dt)
 
     def step():
         # the "absorb" branch of DeepSeek-V3 inference/model.py MLA.forward, for one new token
         q = torch.einsum("bshd,hdc->bshc", q_nope, wkv_b[:, :dn])
         scores = (torch.einsum("bshc,btc->bsht", q, kv_cache) + torch.einsum("bshr,btr->bsht", q_pe, pe_cache)) * scale
-        scores = scores.softmax(dim=-1, dtype=torch.float32)
+        scores = scores.softmax(dim=-1, dtype=torch.float32).to(dt)   # model.py: .type_as(x)
         x = torch.einsum("bsht,btc->bshc", scores, kv_cache)
         return torch.einsum("bshc,hdc->bshd", x, wkv_b[:, -dv:])
 
@@ -98,10 +105,10 @@ for B, H, T in shapes:
     best, med, mean = min(times) * 1e3, statistics.median(times) * 1e3, statistics.fmean(times) * 1e3
     flops = B * (2 * H * T * (dc + dr) + 2 * H * T * dc + 2 * H * dc * (dn + dv))
     # the mean of the timed runs, as ./mla bench reports (its Timing harness): the two are compared like for like
-    gbs, gfs = B * T * (dc + dr) * 4 / mean / 1e6, flops / mean / 1e6
-    print(f"torch B{B} H{H} T{T} absorbed f32: mean {mean:.3f} ms, median {med:.3f} ms, best {best:.3f} ms ({len(times)} runs), "
+    gbs, gfs = B * T * (dc + dr) * elem / mean / 1e6, flops / mean / 1e6
+    print(f"torch B{B} H{H} T{T} absorbed {a.dtype}: mean {mean:.3f} ms, median {med:.3f} ms, best {best:.3f} ms ({len(times)} runs), "
           f"{gbs:.2f} GB/s, {gfs:.2f} GFLOP/s", flush=True)
-    rows.append(["torch", "absorbed", "f32", B, H, T, f"{mean:.6f}", f"{gbs:.4f}", f"{gfs:.4f}"])
+    rows.append(["torch" if a.dtype == "f32" else "torch-bf16", "absorbed", a.dtype, B, H, T, f"{mean:.6f}", f"{gbs:.4f}", f"{gfs:.4f}"])
 
 if a.csv:
     new = not os.path.exists(a.csv)

@@ -12,6 +12,7 @@ import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.Weight;
+import org.tornadomla.weights.WeightDtype;
 
 import java.util.SplittableRandom;
 
@@ -50,7 +51,7 @@ public final class DecodeBench {
     private final MlaConfig config;
     private final LatentCache cache;
     private final float[] q;
-    private final Weight wkvB;
+    private Weight wkvB;
     private final java.util.Map<GraphExecutor, Built> graphs = new java.util.IdentityHashMap<>();
     /** The kernels' metadata: every sequence's query at position context − 1, the block tables. */
     private final int[] attnMeta;
@@ -130,6 +131,16 @@ public final class DecodeBench {
         describe(shape.context());
         long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
         this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
+    }
+
+    /**
+     * Holds kv_b_proj (W^UK, W^UV: what absorb_q and unabsorb_v read) as {@code dtype} from now on: bf16 halves
+     * and fp8 quarters the 67 MB of f32 weights a step streams at H128. Call before the first step.
+     */
+    public DecodeBench weights(WeightDtype dtype) {
+        if (!graphs.isEmpty()) throw new IllegalStateException("weights(" + dtype + ") after a step was built");
+        wkvB = wkvB.to(dtype);
+        return this;
     }
 
     /**

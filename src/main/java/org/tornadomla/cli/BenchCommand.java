@@ -15,6 +15,7 @@ import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.io.OutputFiles;
+import org.tornadomla.weights.WeightDtype;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -133,6 +134,10 @@ public final class BenchCommand implements Callable<Integer> {
             + "(hidden --layer-hidden, first --dtype, tiled path, fp8 weights)")
     boolean mixed;
 
+    @Option(names = "--weights-dtype", description = "attention core: how kv_b_proj (read by absorb_q and unabsorb_v) is held: "
+            + "f32, bf16 or fp8 (default: f32); other than f32 the CSV's backend reads e.g. java-fast/w-bf16")
+    String weightsDtype;
+
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
     boolean breakdown;
 
@@ -150,8 +155,12 @@ public final class BenchCommand implements Callable<Integer> {
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
         if (blockSize != null && !paged && !comparePaged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
+        if (weightsDtype != null && (mixed || comparePaged || layerOnly)) {
+            throw new MlaException("--weights-dtype applies to the attention-core shapes, not to --mixed, --compare-paged or --layer-only");
+        }
         if (mixed) return runMixed(out);
         if (comparePaged) return runComparePaged(out);
+        weights = weightsDtype == null ? WeightDtype.F32 : WeightDtype.parse(weightsDtype);
         boolean isGrid = grid != null;
         List<DecodeBench.Shape> shapes = layerOnly ? List.of() : shapes(isGrid);
         Map<String, GraphExecutor> executors = executors(out);
@@ -178,6 +187,7 @@ public final class BenchCommand implements Callable<Integer> {
                     shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
             out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
                     + "also copies q in and o out%n");
+            if (weights != WeightDtype.F32) out.printf("kv_b_proj held as %s (absorb_q, unabsorb_v)%n", weights);
             out.printf("cache: %s%n%n", paged ? "paged, blocks of " + pagedBlock() + " tokens in shuffled order (block tables read by every kernel)"
                     : "contiguous (one block per sequence)");
             String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");
@@ -278,6 +288,7 @@ public final class BenchCommand implements Callable<Integer> {
     // what has been measured so far: the CSVs are rewritten after every result, so a run stopped from outside
     // (the GPU kit's timeout) keeps everything measured until then
     private final List<DecodeBench.Result> results = new ArrayList<>();
+    private WeightDtype weights = WeightDtype.F32;
     private final List<String> transfers = new ArrayList<>();
     private final List<LayerBench.Result> layerResults = new ArrayList<>();
 
@@ -312,7 +323,7 @@ public final class BenchCommand implements Callable<Integer> {
                 continue;
             }
             long f0 = System.nanoTime();
-            DecodeBench bench = new DecodeBench(first, capacity, 42, pagedBlock());
+            DecodeBench bench = new DecodeBench(first, capacity, 42, pagedBlock()).weights(weights);
             double gb = (double) first.batch() * capacity * first.dtype().bytesPerToken(512, 64) / 1e9;
             if (gb > 0.5) out.printf(Locale.ROOT, "  (cache B%d x %d tokens %s: %.1f GB, filled in %.1f s)%n", first.batch(), capacity,
                     first.dtype(), gb, (System.nanoTime() - f0) / 1e9);
@@ -340,7 +351,8 @@ public final class BenchCommand implements Callable<Integer> {
                     // above --reference-limit the check is java-fast's output: no check of java-fast against itself
                     boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
                     double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
-                    DecodeBench.Result r = new DecodeBench.Result(e.getKey(), s, t.meanMs(), t.iterations(), diff);
+                    String name = weights == WeightDtype.F32 ? e.getKey() : e.getKey() + "/w-" + weights;
+                    DecodeBench.Result r = new DecodeBench.Result(name, s, t.meanMs(), t.iterations(), diff);
                     results.add(r);
                     String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
                             r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));

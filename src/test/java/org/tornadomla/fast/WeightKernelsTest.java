@@ -111,12 +111,17 @@ class WeightKernelsTest {
 
     @Test
     void absorptionAndDequantisationMatchTheReference() {
-        absorption(2, 48);
-        absorption(1, 46);          // a decode step (rows of W^UV four at a time) with a remainder
+        absorption(2, 48, 150);
+        absorption(1, 46, 150);     // a decode step (rows of W^UV four at a time) with a remainder
+        // d_c a multiple of 8 vectors: below ABSORB_ROWS_IN_REGISTERS token rows absorb_q with bf16 weights
+        // keeps q_lat in registers and decodes W^UK on the fly, from it on it decodes each row once
+        absorption(1, 48, 256);
+        absorption(WeightKernels.ABSORB_ROWS_IN_REGISTERS - 1, 40, 256);
+        absorption(WeightKernels.ABSORB_ROWS_IN_REGISTERS, 40, 256);
     }
 
-    private static void absorption(int rows, int dv) {
-        int heads = 3, dn = 40, dr = 8, dc = 150;
+    private static void absorption(int rows, int dv, int dc) {
+        int heads = 3, dn = 40, dr = 8;
         Fp8 w8 = Fp8.random(heads * (dn + dv), dc, 3);
         short[] w16 = bf16(heads * (dn + dv) * dc, dc, 4);
         float[] q = TestData.gaussian(5, rows * heads * (dn + dr)), oLat = TestData.gaussian(6, rows * heads * dc);
