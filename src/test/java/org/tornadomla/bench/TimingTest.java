@@ -1,0 +1,56 @@
+package org.tornadomla.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The warm-up of {@link Timing}: it lasts until the runs stop getting faster, and not much longer. */
+class TimingTest {
+    /** Busy-waits {@code ms} (sleeping is too coarse for a fraction of a millisecond). */
+    private static void spin(double ms) {
+        long end = System.nanoTime() + (long) (ms * 1e6);
+        while (System.nanoTime() < end) Thread.onSpinWait();
+    }
+
+    @Test
+    void aFiguresBudgetWarmsUpForOneAndAHalfSeconds() {
+        // like a kernel C2 compiles late: 2 ms a run for the first 900 ms, then 0.2 ms; a budget of 400 ms (--quick)
+        // once warmed up for 400 ms and timed only slow runs (their mean 2 ms)
+        long first = System.nanoTime();
+        Timing t = Timing.measure(() -> spin((System.nanoTime() - first) / 1e6 < 900 ? 2 : 0.2), 400, 2);
+        assertTrue(t.meanMs() < 0.6, "mean " + t.meanMs() + " ms: slow runs were timed");
+        assertTrue(t.bestMs() >= 0.2, "best " + t.bestMs());
+    }
+
+    @Test
+    void theWarmUpGoesOnWhileTheRunsGetFaster() {
+        // a run takes 2 ms − 0.72 ms per second since the first, down to 0.2 ms at 2.5 s: after the 1.5 s minimum
+        // each 100 ms window is 8 % or more faster than the one before, so the warm-up goes on to about 2.7 s;
+        // a fixed 1.5 s warm-up would time runs of 0.92 … 0.63 ms
+        long first = System.nanoTime();
+        Timing t = Timing.measure(() -> spin(Math.max(0.2, 2 - 0.72 * (System.nanoTime() - first) / 1e9)), 400, 2);
+        assertTrue(t.meanMs() < 0.4, "mean " + t.meanMs() + " ms: the warm-up stopped while the runs were still getting faster");
+    }
+
+    @Test
+    void aSteadyStepWarmsUpForTheMinimumAndTwoWindows() {
+        long start = System.nanoTime();
+        Timing t = Timing.measure(() -> spin(1), 400, 2);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        // 1.5 s minimum + two windows of 100 ms + 400 ms timed = 2.1 s; a busy machine may stretch it a little
+        assertTrue(seconds < 3.5, seconds + " s");
+        assertTrue(t.iterations() >= 200 && t.meanMs() >= 1, t.toString());
+    }
+
+    @Test
+    void aSlowStepStopsAtTheCap() {
+        long start = System.nanoTime();
+        Timing t = Timing.measure(() -> spin(150), 50, 2);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        // warm-up: one run (past the 50 ms minimum), windows of one run until 10 budgets (500 ms) have passed:
+        // at most 4 runs; then the 2 timed runs: 6 runs, 0.9 s
+        assertTrue(seconds < 1.6, seconds + " s");
+        assertEquals(2, t.iterations());
+    }
+}
