@@ -31,77 +31,84 @@ public final class FastAbsorb {
 
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        Parallel.forEach(heads, h -> {
-            int w0 = h * (dn + dv) * dc;                       // W^UK_h's first row
-            for (int r = 0; r < rows; r++) {
-                int rh = r * heads + h, qo = rh * (dn + dr), out = rh * dc;
-                int c = 0;
-                for (; c + 8 * L <= dc; c += 8 * L) {
-                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-                    for (int d = 0; d < dn; d++) {
-                        FloatVector b = FloatVector.broadcast(F, q[qo + d]);
-                        int wr = w0 + d * dc + c;
-                        a0 = FloatVector.fromArray(F, wkvB, wr).fma(b, a0);
-                        a1 = FloatVector.fromArray(F, wkvB, wr + L).fma(b, a1);
-                        a2 = FloatVector.fromArray(F, wkvB, wr + 2 * L).fma(b, a2);
-                        a3 = FloatVector.fromArray(F, wkvB, wr + 3 * L).fma(b, a3);
-                        a4 = FloatVector.fromArray(F, wkvB, wr + 4 * L).fma(b, a4);
-                        a5 = FloatVector.fromArray(F, wkvB, wr + 5 * L).fma(b, a5);
-                        a6 = FloatVector.fromArray(F, wkvB, wr + 6 * L).fma(b, a6);
-                        a7 = FloatVector.fromArray(F, wkvB, wr + 7 * L).fma(b, a7);
-                    }
-                    a0.intoArray(qLat, out + c);
-                    a1.intoArray(qLat, out + c + L);
-                    a2.intoArray(qLat, out + c + 2 * L);
-                    a3.intoArray(qLat, out + c + 3 * L);
-                    a4.intoArray(qLat, out + c + 4 * L);
-                    a5.intoArray(qLat, out + c + 5 * L);
-                    a6.intoArray(qLat, out + c + 6 * L);
-                    a7.intoArray(qLat, out + c + 7 * L);
+        Parallel.forEach(heads, h -> absorbQueryHead(q, wkvB, h * (dn + dv) * dc, qLat, rows, heads, h, dn, dr, dc));
+    }
+
+    /**
+     * Head h of {@link #absorbQuery} with W^UK_h's first row at wkvB[w0]: also run by {@link WeightKernels} on a
+     * head of bf16 or FP8 weights decoded into a buffer, so that they give what f32 weights give.
+     */
+    static void absorbQueryHead(float[] q, float[] wkvB, int w0, float[] qLat, int rows, int heads, int h, int dn, int dr, int dc) {
+        for (int r = 0; r < rows; r++) {
+            int rh = r * heads + h, qo = rh * (dn + dr), out = rh * dc;
+            int c = 0;
+            for (; c + 8 * L <= dc; c += 8 * L) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+                for (int d = 0; d < dn; d++) {
+                    FloatVector b = FloatVector.broadcast(F, q[qo + d]);
+                    int wr = w0 + d * dc + c;
+                    a0 = FloatVector.fromArray(F, wkvB, wr).fma(b, a0);
+                    a1 = FloatVector.fromArray(F, wkvB, wr + L).fma(b, a1);
+                    a2 = FloatVector.fromArray(F, wkvB, wr + 2 * L).fma(b, a2);
+                    a3 = FloatVector.fromArray(F, wkvB, wr + 3 * L).fma(b, a3);
+                    a4 = FloatVector.fromArray(F, wkvB, wr + 4 * L).fma(b, a4);
+                    a5 = FloatVector.fromArray(F, wkvB, wr + 5 * L).fma(b, a5);
+                    a6 = FloatVector.fromArray(F, wkvB, wr + 6 * L).fma(b, a6);
+                    a7 = FloatVector.fromArray(F, wkvB, wr + 7 * L).fma(b, a7);
                 }
-                if (c < dc) {
-                    // the last latent dims (fewer than 8 vectors): an axpy per row
-                    java.util.Arrays.fill(qLat, out + c, out + dc, 0f);
-                    for (int d = 0; d < dn; d++) Vec.axpy(q[qo + d], wkvB, w0 + d * dc + c, qLat, out + c, dc - c);
-                }
+                a0.intoArray(qLat, out + c);
+                a1.intoArray(qLat, out + c + L);
+                a2.intoArray(qLat, out + c + 2 * L);
+                a3.intoArray(qLat, out + c + 3 * L);
+                a4.intoArray(qLat, out + c + 4 * L);
+                a5.intoArray(qLat, out + c + 5 * L);
+                a6.intoArray(qLat, out + c + 6 * L);
+                a7.intoArray(qLat, out + c + 7 * L);
             }
-        });
+            if (c < dc) {
+                // the last latent dims (fewer than 8 vectors): an axpy per row
+                java.util.Arrays.fill(qLat, out + c, out + dc, 0f);
+                for (int d = 0; d < dn; d++) Vec.axpy(q[qo + d], wkvB, w0 + d * dc + c, qLat, out + c, dc - c);
+            }
+        }
     }
 
     /** o[r, h, v] = Σ_c W^UV_h[v, c]·o_lat[r, h, c] ({@link org.tornadomla.kernels.Absorb#unabsorbValue}). */
     public static void unabsorbValue(float[] oLat, float[] wkvB, float[] o, int rows, int heads, int dn, int dv, int dc) {
-        Parallel.forEach(heads, h -> {
-            int w0 = (h * (dn + dv) + dn) * dc;                // W^UV_h's first row
-            for (int r = 0; r < rows; r++) {
-                int rh = r * heads + h, x = rh * dc;
-                int v = 0;
-                for (; v + 8 <= dv && dc % L == 0; v += 8) {
-                    // 8 rows of W^UV_h against one load of o_lat: 8 streams of weights in flight, 9 loads per 8 FMAs
-                    int wr = w0 + v * dc;
-                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-                    for (int c = 0; c < dc; c += L) {
-                        FloatVector xv = FloatVector.fromArray(F, oLat, x + c);
-                        a0 = FloatVector.fromArray(F, wkvB, wr + c).fma(xv, a0);
-                        a1 = FloatVector.fromArray(F, wkvB, wr + dc + c).fma(xv, a1);
-                        a2 = FloatVector.fromArray(F, wkvB, wr + 2 * dc + c).fma(xv, a2);
-                        a3 = FloatVector.fromArray(F, wkvB, wr + 3 * dc + c).fma(xv, a3);
-                        a4 = FloatVector.fromArray(F, wkvB, wr + 4 * dc + c).fma(xv, a4);
-                        a5 = FloatVector.fromArray(F, wkvB, wr + 5 * dc + c).fma(xv, a5);
-                        a6 = FloatVector.fromArray(F, wkvB, wr + 6 * dc + c).fma(xv, a6);
-                        a7 = FloatVector.fromArray(F, wkvB, wr + 7 * dc + c).fma(xv, a7);
-                    }
-                    int out = rh * dv + v;
-                    o[out] = a0.reduceLanes(VectorOperators.ADD);
-                    o[out + 1] = a1.reduceLanes(VectorOperators.ADD);
-                    o[out + 2] = a2.reduceLanes(VectorOperators.ADD);
-                    o[out + 3] = a3.reduceLanes(VectorOperators.ADD);
-                    o[out + 4] = a4.reduceLanes(VectorOperators.ADD);
-                    o[out + 5] = a5.reduceLanes(VectorOperators.ADD);
-                    o[out + 6] = a6.reduceLanes(VectorOperators.ADD);
-                    o[out + 7] = a7.reduceLanes(VectorOperators.ADD);
+        Parallel.forEach(heads, h -> unabsorbValueHead(oLat, wkvB, (h * (dn + dv) + dn) * dc, o, rows, heads, h, dv, dc));
+    }
+
+    /** Head h of {@link #unabsorbValue} with W^UV_h's first row at wkvB[w0] (see {@link #absorbQueryHead}). */
+    static void unabsorbValueHead(float[] oLat, float[] wkvB, int w0, float[] o, int rows, int heads, int h, int dv, int dc) {
+        for (int r = 0; r < rows; r++) {
+            int rh = r * heads + h, x = rh * dc;
+            int v = 0;
+            for (; v + 8 <= dv && dc % L == 0; v += 8) {
+                // 8 rows of W^UV_h against one load of o_lat: 8 streams of weights in flight, 9 loads per 8 FMAs
+                int wr = w0 + v * dc;
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+                for (int c = 0; c < dc; c += L) {
+                    FloatVector xv = FloatVector.fromArray(F, oLat, x + c);
+                    a0 = FloatVector.fromArray(F, wkvB, wr + c).fma(xv, a0);
+                    a1 = FloatVector.fromArray(F, wkvB, wr + dc + c).fma(xv, a1);
+                    a2 = FloatVector.fromArray(F, wkvB, wr + 2 * dc + c).fma(xv, a2);
+                    a3 = FloatVector.fromArray(F, wkvB, wr + 3 * dc + c).fma(xv, a3);
+                    a4 = FloatVector.fromArray(F, wkvB, wr + 4 * dc + c).fma(xv, a4);
+                    a5 = FloatVector.fromArray(F, wkvB, wr + 5 * dc + c).fma(xv, a5);
+                    a6 = FloatVector.fromArray(F, wkvB, wr + 6 * dc + c).fma(xv, a6);
+                    a7 = FloatVector.fromArray(F, wkvB, wr + 7 * dc + c).fma(xv, a7);
                 }
-                for (; v < dv; v++) o[rh * dv + v] = Vec.dot(wkvB, w0 + v * dc, oLat, x, dc);
+                int out = rh * dv + v;
+                o[out] = a0.reduceLanes(VectorOperators.ADD);
+                o[out + 1] = a1.reduceLanes(VectorOperators.ADD);
+                o[out + 2] = a2.reduceLanes(VectorOperators.ADD);
+                o[out + 3] = a3.reduceLanes(VectorOperators.ADD);
+                o[out + 4] = a4.reduceLanes(VectorOperators.ADD);
+                o[out + 5] = a5.reduceLanes(VectorOperators.ADD);
+                o[out + 6] = a6.reduceLanes(VectorOperators.ADD);
+                o[out + 7] = a7.reduceLanes(VectorOperators.ADD);
             }
-        });
+            for (; v < dv; v++) o[rh * dv + v] = Vec.dot(wkvB, w0 + v * dc, oLat, x, dc);
+        }
     }
 }

@@ -107,18 +107,55 @@ public final class WeightKernels {
 
     /** Row {@code row} of a block-scaled FP8 matrix, dequantised into buf[bo … bo + cols). */
     private static void decodeRowFp8(byte[] w, float[] scales, int row, int cols, float[] buf, int bo) {
-        int wo = row * cols, so = (row / B) * Fp8.weightBlocks(cols), i = 0;
-        for (int b0 = 0; b0 < cols; b0 += B) {
-            int end = Math.min(cols, b0 + B);
+        decodeFp8(w, scales, row, cols, 0, cols, buf, bo);
+    }
+
+    /**
+     * Columns [from, from + n) of row {@code row} of a block-scaled FP8 matrix, dequantised into buf[bo … bo + n);
+     * {@code from} a multiple of the vector length.
+     */
+    private static void decodeFp8(byte[] w, float[] scales, int row, int cols, int from, int n, float[] buf, int bo) {
+        int wo = row * cols, so = (row / B) * Fp8.weightBlocks(cols), i = from, to = from + n;
+        for (int b0 = from / B * B; b0 < to; b0 += B) {
+            int end = Math.min(to, b0 + B);
             float scale = scales[so + b0 / B], big = scale * TWO_TO_120;
             if (big <= Float.MAX_VALUE) {
                 FloatVector s = FloatVector.broadcast(F, big);
-                for (; i <= end - L; i += L) e4m3Times2ToMinus120(w, wo + i).mul(s).intoArray(buf, bo + i);
+                for (; i <= end - L; i += L) e4m3Times2ToMinus120(w, wo + i).mul(s).intoArray(buf, bo + i - from);
             } else {
-                for (; i <= end - L; i += L) e4m3(w, wo + i).mul(scale).intoArray(buf, bo + i);
+                for (; i <= end - L; i += L) e4m3(w, wo + i).mul(scale).intoArray(buf, bo + i - from);
             }
         }
-        for (; i < cols; i++) buf[bo + i] = E4M3[w[wo + i] & 0xFF] * scales[so + i / B];
+        for (; i < to; i++) buf[bo + i - from] = E4M3[w[wo + i] & 0xFF] * scales[so + i / B];
+    }
+
+    /** Columns [from, from + n) of bf16 row {@code row} as floats into buf[bo … bo + n). */
+    private static void decodeBf16(short[] w, int row, int cols, int from, int n, float[] buf, int bo) {
+        int wo = row * cols + from, i = 0;
+        for (; i <= n - L; i += L) bf16(w, wo + i).intoArray(buf, bo + i);
+        for (; i < n; i++) buf[bo + i] = bf16(w[wo + i]);
+    }
+
+    /** ProjectionGemm's packer of a bf16 W [out, in]: each row segment decoded, then written down a column of Wᵀ. */
+    private static ProjectionGemm.Packer packerBf16(short[] w, int in) {
+        return (o0, nb, k0, kc, packed, p0) -> {
+            float[] seg = rowBuffer(kc);
+            for (int o = 0; o < nb; o++) {
+                decodeBf16(w, o0 + o, in, k0, kc, seg, 0);
+                for (int i = 0; i < kc; i++) packed[p0 + i * ProjectionGemm.NB + o] = seg[i];
+            }
+        };
+    }
+
+    /** ProjectionGemm's packer of a block-scaled FP8 W [out, in] (KC is a multiple of the vector length). */
+    private static ProjectionGemm.Packer packerFp8(byte[] w, float[] scales, int in) {
+        return (o0, nb, k0, kc, packed, p0) -> {
+            float[] seg = rowBuffer(kc);
+            for (int o = 0; o < nb; o++) {
+                decodeFp8(w, scales, o0 + o, in, k0, kc, seg, 0);
+                for (int i = 0; i < kc; i++) packed[p0 + i * ProjectionGemm.NB + o] = seg[i];
+            }
+        };
     }
 
     private static void decodeRowBf16(short[] w, int row, int cols, float[] buf) {
@@ -297,6 +334,10 @@ public final class WeightKernels {
 
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulBf16(float[] x, short[] w, float[] pow2, float[] y, int rows, int in, int out) {
+        if (rows >= ProjectionGemm.MIN_ROWS_COMPACT) {
+            ProjectionGemm.multiply(packerBf16(w, in), x, y, rows, in, out);
+            return;
+        }
         Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             float[] buf = rowBuffer(4 * in);
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
@@ -321,6 +362,10 @@ public final class WeightKernels {
 
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulFp8(float[] x, byte[] w, float[] scales, float[] pow2, float[] y, int rows, int in, int out) {
+        if (rows >= ProjectionGemm.MIN_ROWS_COMPACT) {
+            ProjectionGemm.multiply(packerFp8(w, scales, in), x, y, rows, in, out);
+            return;
+        }
         Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
             float[] buf = rowBuffer(4 * in);
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
@@ -338,40 +383,43 @@ public final class WeightKernels {
     // ------------------------------------------------------------------ absorption (one task per head, as the f32 kernels)
 
     /**
-     * With bf16 weights, token rows below this many take {@link #absorbQueryRowBf16} (each row decodes W^UK_h
-     * again, 8 vectors of accumulators in registers); from it on a row of W^UK_h is decoded once and added to
-     * every token row (each axpy loads and stores q_lat: 3 memory operations per multiply-add). At B1 H128
-     * T4096 absorb_q took 0.47-0.56 ms in registers against 0.71 decoded row by row (f32 weights: 0.58-0.75).
+     * Token rows from which absorb_q and unabsorb_v decode a head of kv_b_proj once into an f32 buffer and run
+     * {@link FastAbsorb}'s kernels on it for every token row (a prefill of 128 tokens in bf16 or FP8 spent
+     * 430 ms against 257 ms with f32 weights before). Below it, with bf16 weights absorb_q takes
+     * {@link #absorbQueryRowBf16} (each row decodes W^UK_h again, 8 vectors of accumulators in registers),
+     * with FP8 a row of W^UK_h is decoded once and added to every token row. At B1 H128 T4096 absorb_q with
+     * bf16 weights took 0.47-0.56 ms in registers against 0.71 decoded row by row (f32 weights: 0.58-0.75).
      * The same register blocking for FP8 ran at 1.0-1.2 ms against 0.56 row by row (the e4m3 decode and
      * scale, 8 vectors at a time, are more work per multiply-add than the loads and stores they save), so FP8
      * decodes row by row.
      */
-    static final int ABSORB_ROWS_IN_REGISTERS = 4;
+    static final int HEAD_DECODE_ROWS = 4;
 
     public static void absorbQueryBf16(float[] q, short[] wkvB, float[] pow2, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        if (rows < ABSORB_ROWS_IN_REGISTERS && dc % (8 * L) == 0) {
+        if (rows < HEAD_DECODE_ROWS && dc % (8 * L) == 0) {
             Parallel.forEach(heads, h -> {
                 for (int r = 0; r < rows; r++) absorbQueryRowBf16(q, wkvB, qLat, r * heads + h, h, dn, dr, dv, dc);
             });
             return;
         }
+        // W^UK_h decoded once (dn × dc floats, L2-resident) and run through the f32 kernel for every token row
         Parallel.forEach(heads, h -> {
-            float[] buf = rowBuffer(dc);
-            for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
-            for (int d = 0; d < dn; d++) {
-                decodeRowBf16(wkvB, h * (dn + dv) + d, dc, buf);
-                for (int r = 0; r < rows; r++) {
-                    int rh = r * heads + h;
-                    axpy(q[rh * (dn + dr) + d], buf, 0, qLat, rh * dc, dc);
-                }
-            }
+            float[] buf = rowBuffer(dn * dc);
+            for (int d = 0; d < dn; d++) decodeRowBf16(wkvB, h * (dn + dv) + d, dc, buf, d * dc);
+            FastAbsorb.absorbQueryHead(q, buf, 0, qLat, rows, heads, h, dn, dr, dc);
         });
     }
 
     public static void absorbQueryFp8(float[] q, byte[] wkvB, float[] scales, float[] pow2, float[] qLat, int rows, int heads,
                                       int dn, int dr, int dv, int dc) {
         Parallel.forEach(heads, h -> {
-            float[] buf = rowBuffer(dc);
+            float[] buf = rowBuffer(rows < HEAD_DECODE_ROWS ? dc : dn * dc);
+            if (rows >= HEAD_DECODE_ROWS) {
+                // W^UK_h decoded once and run through the f32 kernel for every token row
+                for (int d = 0; d < dn; d++) decodeRowFp8(wkvB, scales, h * (dn + dv) + d, dc, buf, d * dc);
+                FastAbsorb.absorbQueryHead(q, buf, 0, qLat, rows, heads, h, dn, dr, dc);
+                return;
+            }
             for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
             for (int d = 0; d < dn; d++) {
                 decodeRowFp8(wkvB, scales, h * (dn + dv) + d, dc, buf);
@@ -416,6 +464,15 @@ public final class WeightKernels {
     }
 
     public static void unabsorbValueBf16(float[] oLat, short[] wkvB, float[] pow2, float[] o, int rows, int heads, int dn, int dv, int dc) {
+        if (rows >= HEAD_DECODE_ROWS) {
+            // W^UV_h decoded once (dv × dc floats) and run through the f32 kernel for every token row
+            Parallel.forEach(heads, h -> {
+                float[] buf = rowBuffer(dv * dc);
+                for (int v = 0; v < dv; v++) decodeRowBf16(wkvB, h * (dn + dv) + dn + v, dc, buf, v * dc);
+                FastAbsorb.unabsorbValueHead(oLat, buf, 0, o, rows, heads, h, dv, dc);
+            });
+            return;
+        }
         Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             int v0 = 0;
@@ -434,6 +491,15 @@ public final class WeightKernels {
 
     public static void unabsorbValueFp8(float[] oLat, byte[] wkvB, float[] scales, float[] pow2, float[] o, int rows, int heads,
                                         int dn, int dv, int dc) {
+        if (rows >= HEAD_DECODE_ROWS) {
+            // W^UV_h decoded once (dv × dc floats) and run through the f32 kernel for every token row
+            Parallel.forEach(heads, h -> {
+                float[] buf = rowBuffer(dv * dc);
+                for (int v = 0; v < dv; v++) decodeRowFp8(wkvB, scales, h * (dn + dv) + dn + v, dc, buf, v * dc);
+                FastAbsorb.unabsorbValueHead(oLat, buf, 0, o, rows, heads, h, dv, dc);
+            });
+            return;
+        }
         Parallel.forEach(heads, h -> {
             float[] buf = rowBuffer(dc);
             int v0 = 0;

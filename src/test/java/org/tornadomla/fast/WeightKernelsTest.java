@@ -74,7 +74,12 @@ class WeightKernelsTest {
 
     @Test
     void projectionsMatchTheReferenceAndTheF32KernelsOnDequantisedWeights() {
-        for (int[] shape : new int[][] {{1, 300, 260}, {3, 300, 260}, {2, 7, 5}, {1, 128, 129}}) {
+        // from MIN_ROWS_COMPACT token rows on the blocked product (ProjectionGemm): chunks of 256 inputs with a
+        // remainder, FP8 scale blocks inside a chunk, outputs past the last whole block of 48, rows past the last
+        // block of 8; the f32 product (MIN_ROWS) takes it from fewer rows
+        int c = ProjectionGemm.MIN_ROWS_COMPACT, m = ProjectionGemm.MIN_ROWS;
+        for (int[] shape : new int[][] {{1, 300, 260}, {3, 300, 260}, {2, 7, 5}, {1, 128, 129}, {m + 1, 300, 260}, {c - 1, 256, 48},
+                {c, 300, 260}, {c + 5, 600, 100}}) {
             int rows = shape[0], in = shape[1], out = shape[2];
             String what = rows + "x" + in + "->" + out;
             Fp8 w8 = Fp8.random(out, in, in);
@@ -113,11 +118,11 @@ class WeightKernelsTest {
     void absorptionAndDequantisationMatchTheReference() {
         absorption(2, 48, 150);
         absorption(1, 46, 150);     // a decode step (rows of W^UV four at a time) with a remainder
-        // d_c a multiple of 8 vectors: below ABSORB_ROWS_IN_REGISTERS token rows absorb_q with bf16 weights
-        // keeps q_lat in registers and decodes W^UK on the fly, from it on it decodes each row once
+        // d_c a multiple of 8 vectors: below HEAD_DECODE_ROWS token rows absorb_q with bf16 weights keeps q_lat
+        // in registers and decodes W^UK on the fly; from it on both kernels decode a head once and run the f32 ones
         absorption(1, 48, 256);
-        absorption(WeightKernels.ABSORB_ROWS_IN_REGISTERS - 1, 40, 256);
-        absorption(WeightKernels.ABSORB_ROWS_IN_REGISTERS, 40, 256);
+        absorption(WeightKernels.HEAD_DECODE_ROWS - 1, 40, 256);
+        absorption(WeightKernels.HEAD_DECODE_ROWS, 40, 256);
     }
 
     private static void absorption(int rows, int dv, int dc) {
