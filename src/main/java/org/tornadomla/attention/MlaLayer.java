@@ -130,7 +130,18 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         Objects.requireNonNull(y, "y");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        long expected = Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        if (x.length != expected) {
+            throw new MlaException("input x: expected shape " + MlaException.shape(cache.batch(), tokens, c.hiddenSize()) + " (" + expected
+                    + " floats), found " + x.length + " floats");
+        }
+        for (int b = 0; b < cache.batch(); b++) {
+            if (!cache.contains(b)) {
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                        + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
+                        + "forward(cache, seqIds, queryLens, x, opt)");
+            }
+        }
         int[] ids = cache.allSequences();
         int[] counts = new int[ids.length];
         java.util.Arrays.fill(counts, tokens);

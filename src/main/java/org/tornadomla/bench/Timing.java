@@ -12,8 +12,10 @@ import java.util.Arrays;
  * C2 compiles java-fast's micro-kernels in the first second or two, and the 400 ms warm-up that {@code --quick}
  * once had showed a first java-fast shape slower than the sequential reference (25 ms against 11 ms a step:
  * interpreted and C1 code runs steadily for a while, so no test of stability can tell that C2 is still to
- * come). Budgets below {@link #FIGURES_MS} are for checks, not figures (tests use them): their warm-up is the
- * budget. Then the warm-up goes on in windows (a quarter of the budget, 25 to 250 ms) while the runs keep
+ * come). Budgets below {@link #FIGURES_MS} warm up for the budget, unless the caller says the step is cold
+ * (its first timing in this JVM, {@link DecodeBench#time}) and the budget is at least {@link #COLD_MS}:
+ * {@code --budget-ms 200} had shown a first shape at 59 ms a step against 0.86 for the next; tests, with
+ * budgets of tens of milliseconds, check and do not time. Then the warm-up goes on in windows (a quarter of the budget, 25 to 250 ms) while the runs keep
  * getting faster, until two windows in a row have their best run within 3 % of the best before them (caches
  * and a device's first runs settle gradually), ending anyway after ten budgets, at most {@link #WARM_UP_CAP_MS}.
  */
@@ -22,6 +24,8 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     static final double WARM_UP_MS = 1500;
     /** Budgets from this one on (--quick's) time figures: they get the full {@link #WARM_UP_MS}. */
     static final double FIGURES_MS = 400;
+    /** Budgets from this one on get the full warm-up for a cold step. */
+    static final double COLD_MS = 100;
 
     /** The longest warm-up, unless the first windows alone take longer. */
     static final double WARM_UP_CAP_MS = 8000;
@@ -29,8 +33,14 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     static final double STABLE = 0.97;
 
     public static Timing measure(Runnable step, double budgetMs, int minIterations) {
+        return measure(step, budgetMs, minIterations, false);
+    }
+
+    /** As {@link #measure(Runnable, double, int)}; {@code cold}: the step's code has not run in this JVM yet. */
+    public static Timing measure(Runnable step, double budgetMs, int minIterations, boolean cold) {
         long w0 = System.nanoTime();
-        double minWarm = Math.max(budgetMs / 5, budgetMs >= FIGURES_MS ? WARM_UP_MS : budgetMs);
+        boolean full = budgetMs >= FIGURES_MS || (cold && budgetMs >= COLD_MS);
+        double minWarm = Math.max(budgetMs / 5, full ? WARM_UP_MS : budgetMs);
         double cap = Math.max(minWarm, Math.min(10 * budgetMs, WARM_UP_CAP_MS));
         double window = Math.min(250, Math.max(25, budgetMs / 4));
         long best = Long.MAX_VALUE;

@@ -112,7 +112,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
         for (String d : dtypes) KvMemory.bytes(d);
         if (lengths != null) return ragged(out);
 
-        out.printf("KV cache per token, per request of %,d tokens and for all %d request%s%n", context, batch, batch == 1 ? "" : "s");
+        out.printf("KV cache per token, per request of %,d tokens%s%n", context, batch == 1 ? "" : String.format(" and for all %d requests", batch));
         out.printf("%-18s %-40s %-5s %10s %14s %16s %14s %14s %10s%n", "model", "scheme", "dtype", "numbers", "B/token/layer",
                 "B/token (model)", "per request", "all requests", "vs MLA");
         DefaultCategoryDataset data = new DefaultCategoryDataset();

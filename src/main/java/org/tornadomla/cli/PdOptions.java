@@ -74,12 +74,17 @@ public final class PdOptions {
                 "--path", path, "--connect-timeout-ms", "" + connectTimeoutMs, "--timeout-ms", "" + timeoutMs, "--ttl-s", "" + ttlSeconds);
     }
 
+    private static void atLeastOne(String option, long value) {
+        if (value < 1) throw new MlaException(option + " must be >= 1, found " + value);
+    }
+
     /** Checks every option before anything is computed or connected. */
     void check() {
-        if (tokens < 1 || steps < 1 || layers < 1 || layers > 128 || heads < 1 || hidden < 1) {
-            throw new MlaException("--tokens, --steps, --heads and --hidden must be >= 1 and --layers in 1 … 128, found " + tokens + ", " + steps + ", "
-                    + heads + ", " + hidden + ", " + layers);
-        }
+        atLeastOne("--tokens", tokens);
+        atLeastOne("--steps", steps);
+        atLeastOne("--heads", heads);
+        atLeastOne("--hidden", hidden);
+        if (layers < 1 || layers > 128) throw new MlaException("--layers must be in 1 … 128, found " + layers);
         if (heads > 128 || hidden > 7168) throw new MlaException("--heads at most 128 and --hidden at most 7168 (DeepSeek-V3's), found " + heads + ", " + hidden);
         if ((long) tokens + steps > config().maxPositionEmbeddings()) {
             throw new MlaException("--tokens " + tokens + " and --steps " + steps + " reach past max_position_embeddings " + config().maxPositionEmbeddings());
@@ -87,9 +92,9 @@ public final class PdOptions {
         if (!backend.equals("java-reference") && !backend.equals("java") && !backend.matches("java-fast(:[0-9]+)?")) {
             throw new MlaException("--backend " + MlaException.quote(backend) + ": pd-demo runs java-reference or java-fast in both processes");
         }
-        if (connectTimeoutMs < 1 || timeoutMs < 1 || ttlSeconds < 0) {
-            throw new MlaException("--connect-timeout-ms and --timeout-ms must be >= 1 and --ttl-s >= 0, found " + connectTimeoutMs + ", " + timeoutMs + ", " + ttlSeconds);
-        }
+        atLeastOne("--connect-timeout-ms", connectTimeoutMs);
+        atLeastOne("--timeout-ms", timeoutMs);
+        if (ttlSeconds < 0) throw new MlaException("--ttl-s must be >= 0 (0: no expiry), found " + ttlSeconds);
         cacheDtype();
         attentionPath();
         storeOptions();

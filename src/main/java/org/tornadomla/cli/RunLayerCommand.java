@@ -8,6 +8,7 @@ import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.SafeTensorsFile;
@@ -88,24 +89,29 @@ public final class RunLayerCommand implements Callable<Integer> {
         List<Path> inputs = new ArrayList<>(List.of(config, input));
         MlaConfig cfg = MlaConfig.load(config);
         WeightDtype wanted = weightsDtype == null ? null : WeightDtype.parse(weightsDtype);
-        MlaWeights w;
-        Set<DType> stored = new TreeSet<>();
-        try (TensorSource src = TensorSource.open(weights)) {
-            inputs.addAll(src.files());
-            OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
-            w = MlaWeights.load(src, cfg, layer, wanted);
-            for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
-                if (t.isProjection()) stored.add(src.info(MlaWeights.prefix(layer) + t.hfName()).dtype());
-            }
-        }
-        out.printf("weights: layer %d, projections %s in memory (%s in the checkpoint%s), %.1f MB%n", layer, w.dtype(),
-                stored.stream().map(DType::name).collect(Collectors.joining(", ")), lossy(stored, w.dtype()) ? "; converting rounds them" : "",
-                w.bytes() / 1e6);
-        int d = cfg.hiddenSize();
-
+        // everything that does not need the weights is checked before they load (a V3 layer takes seconds)
+        if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         Input in = read(input, cfg);
-        try (MlaLayer mla = new MlaLayer(w, kernel.executor(out, "java-reference"))) {
-            run(out, mla, opt, dtype, in, inputs);
+        GraphExecutor executor = kernel.executor(out, "java-reference");
+        try {
+            MlaWeights w;
+            Set<DType> stored = new TreeSet<>();
+            try (TensorSource src = TensorSource.open(weights)) {
+                inputs.addAll(src.files());
+                OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
+                w = MlaWeights.load(src, cfg, layer, wanted);
+                for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
+                    if (t.isProjection()) stored.add(src.info(MlaWeights.prefix(layer) + t.hfName()).dtype());
+                }
+            }
+            out.printf("weights: layer %d, projections %s in memory (%s in the checkpoint%s), %.1f MB%n", layer, w.dtype(),
+                    stored.stream().map(DType::name).collect(Collectors.joining(", ")), lossy(stored, w.dtype()) ? "; converting rounds them" : "",
+                    w.bytes() / 1e6);
+            try (MlaLayer mla = new MlaLayer(w, executor)) {
+                run(out, mla, opt, dtype, in, inputs);
+            }
+        } finally {
+            executor.close();
         }
         return 0;
     }
@@ -251,8 +257,8 @@ public final class RunLayerCommand implements Callable<Integer> {
             ids[b] = paged ? cache.addSequence() : b;
             ones[b] = 1;
         }
-        out.printf("run-layer: layer %d, B=%d, prefill %s, %d decode steps, path %s, cache %s%s, on %s%n", layer, batch,
-                in.uniform() ? "T=" + in.lengths()[0] : "T_b=" + Arrays.toString(in.lengths()), steps, opt.path(), dtype,
+        out.printf("run-layer: layer %d, B=%d, prefill %s, %d decode step%s, path %s, cache %s%s, on %s%n", layer, batch,
+                in.uniform() ? "T=" + in.lengths()[0] : "T_b=" + Arrays.toString(in.lengths()), steps, steps == 1 ? "" : "s", opt.path(), dtype,
                 paged ? String.format(" paged (%d blocks of %d tokens, %.1f MB)", blocks, bs, cache.storageBytes() / 1e6)
                         : String.format(" contiguous (%.1f MB)", cache.storageBytes() / 1e6), mla.device());
 

@@ -227,6 +227,21 @@ public class PagedLayerTest {
     }
 
     @Test
+    void aUniformStepOverAPagedCacheWithFreeSlotsSaysWhatToDo() {
+        LatentCache cache = REF.newPagedCache(4, 64, 8, 16, CacheDtype.F32);     // 4 slots, 2 in use
+        cache.addSequence();
+        cache.addSequence();
+        int d = C.hiddenSize();
+        // the input's length is checked first: a wrong one names the shape a uniform step expects
+        MlaException wrong = assertThrows(MlaException.class, () -> REF.decode(cache, new float[3], AttentionPath.TILED));
+        assertEquals("input x: expected shape [4, 1, " + d + "] (" + 4 * d + " floats), found 3 floats", wrong.getMessage());
+        MlaException slots = assertThrows(MlaException.class, () -> REF.decode(cache, new float[4 * d], AttentionPath.TILED));
+        assertTrue(slots.getMessage().contains("every sequence slot of the cache (0 … 3), but sequence 2 is not in it")
+                && slots.getMessage().contains("forward(cache, seqIds, queryLens, x, opt)"), slots.getMessage());
+        assertEquals(0, cache.length(0));
+    }
+
+    @Test
     void anExhaustedPoolIsAClearErrorAndChangesNothing() {
         AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
         LatentCache cache = paged(4, CacheDtype.INT8, 3);

@@ -24,6 +24,18 @@ class TimingTest {
     }
 
     @Test
+    void aColdStepGetsTheFullWarmUpFromAHundredMilliseconds() {
+        // the same late speed-up under a 200 ms budget: warm for the budget when the step has run before, for
+        // 1.5 s when it is cold
+        long first = System.nanoTime();
+        Timing cold = Timing.measure(() -> spin((System.nanoTime() - first) / 1e6 < 900 ? 2 : 0.2), 200, 2, true);
+        assertTrue(cold.meanMs() < 0.6, "cold: mean " + cold.meanMs() + " ms");
+        long again = System.nanoTime();
+        Timing warm = Timing.measure(() -> spin((System.nanoTime() - again) / 1e6 < 900 ? 2 : 0.2), 200, 2, false);
+        assertTrue(warm.meanMs() > 1.5, "not cold: mean " + warm.meanMs() + " ms, so the warm-up was longer than the budget");
+    }
+
+    @Test
     void theWarmUpGoesOnWhileTheRunsGetFaster() {
         // a run takes 2 ms − 0.72 ms per second since the first, down to 0.2 ms at 2.5 s: after the 1.5 s minimum
         // each 100 ms window is 8 % or more faster than the one before, so the warm-up goes on to about 2.7 s;

@@ -87,6 +87,19 @@ class CliRefusalsTest {
     }
 
     @Test
+    void optionsAndTheInputAreCheckedBeforeTheWeightsLoad() throws IOException {
+        // a V3 layer takes seconds to load: what does not depend on the weights is refused first (were the
+        // weights read first, each of these would be refused for the broken weights file instead)
+        weights = dir.resolve("broken.safetensors");
+        Files.writeString(weights, "not a safetensors file");
+        refused("--block-size 3 needs --paged", runLayer(input, out, "--block-size", "3"));
+        refused("unknown backend 'cuda'", runLayer(input, out, "--backend", "cuda"));
+        Path start = input("start.safetensors", "prefill_input", "decode_input_1");
+        refused("has decode_input_1 but no decode_input_0", runLayer(start, out));
+        refused("broken.safetensors", runLayer(input, out));
+    }
+
+    @Test
     void decodeStepsRunFromZeroWithoutGapsAndNoTensorIsIgnored() throws IOException {
         Path gap = input("gap.safetensors", "prefill_input", "decode_input_0", "decode_input_2");
         refused("has decode_input_2 but no decode_input_1: decode steps must run from 0 without a gap", runLayer(gap, out));
@@ -190,7 +203,8 @@ class CliRefusalsTest {
         refused("store address: expected redis://HOST:PORT, found 'tcp://127.0.0.1:6379'", "pd-demo", "--store", "tcp://127.0.0.1:6379");
         refused("store address: expected redis://HOST:PORT, found 'redis://localhost'", "store-bench", "--store", "redis://localhost");
         refused("port must be in 1 … 65535, found 70000", "pd-demo", "--store", "redis://127.0.0.1:70000");
-        refused("--tokens, --steps, --heads and --hidden must be >= 1", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--steps", "0");
+        refused("--steps must be >= 1, found 0", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--steps", "0");
+        refused("--layers must be in 1 … 128, found 129", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--layers", "129");
         refused("unknown cache dtype 'fp4'", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--dtype", "fp4");
         refused("pd-demo runs java-reference or java-fast in both processes", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--backend", "tornado");
         refused("block size must be in 1 … 65536 tokens, found 0", "store-bench", "--store", "redis://127.0.0.1:" + port, "--block-size", "0");
