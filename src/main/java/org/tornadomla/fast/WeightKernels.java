@@ -136,23 +136,20 @@ public final class WeightKernels {
         for (; i < n; i++) buf[bo + i] = bf16(w[wo + i]);
     }
 
-    /** ProjectionGemm's packer of a bf16 W [out, in]: each row segment decoded, then written down a column of Wᵀ. */
-    private static ProjectionGemm.Packer packerBf16(short[] w, int in) {
-        return (o0, nb, k0, kc, packed, p0) -> {
-            float[] seg = rowBuffer(kc);
-            for (int o = 0; o < nb; o++) {
-                decodeBf16(w, o0 + o, in, k0, kc, seg, 0);
-                for (int i = 0; i < kc; i++) packed[p0 + i * ProjectionGemm.NB + o] = seg[i];
-            }
-        };
+    /** Decodes columns [from, from + n) of one weight row into seg[0 … n). */
+    private interface RowSegment {
+        void decode(int row, int from, int n, float[] seg);
     }
 
-    /** ProjectionGemm's packer of a block-scaled FP8 W [out, in] (KC is a multiple of the vector length). */
-    private static ProjectionGemm.Packer packerFp8(byte[] w, float[] scales, int in) {
+    /**
+     * ProjectionGemm's packer of a compact W [out, in]: each row segment decoded, then written down a column of
+     * Wᵀ (KC is a multiple of the vector length, as {@link #decodeFp8} wants).
+     */
+    private static ProjectionGemm.Packer packer(RowSegment rows) {
         return (o0, nb, k0, kc, packed, p0) -> {
             float[] seg = rowBuffer(kc);
             for (int o = 0; o < nb; o++) {
-                decodeFp8(w, scales, o0 + o, in, k0, kc, seg, 0);
+                rows.decode(o0 + o, k0, kc, seg);
                 for (int i = 0; i < kc; i++) packed[p0 + i * ProjectionGemm.NB + o] = seg[i];
             }
         };
@@ -163,9 +160,7 @@ public final class WeightKernels {
     }
 
     private static void decodeRowBf16(short[] w, int row, int cols, float[] buf, int bo) {
-        int wo = row * cols, i = 0;
-        for (; i <= cols - L; i += L) bf16(w, wo + i).intoArray(buf, bo + i);
-        for (; i < cols; i++) buf[bo + i] = bf16(w[wo + i]);
+        decodeBf16(w, row, cols, 0, cols, buf, bo);
     }
 
     // ------------------------------------------------------------------ sums (the order of the f32 java-fast kernels)
@@ -335,7 +330,7 @@ public final class WeightKernels {
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulBf16(float[] x, short[] w, float[] pow2, float[] y, int rows, int in, int out) {
         if (rows >= ProjectionGemm.MIN_ROWS_COMPACT) {
-            ProjectionGemm.multiply(packerBf16(w, in), x, y, rows, in, out);
+            ProjectionGemm.multiply(packer((row, from, n, seg) -> decodeBf16(w, row, in, from, n, seg, 0)), x, y, rows, in, out);
             return;
         }
         Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
@@ -363,7 +358,7 @@ public final class WeightKernels {
     /** Each weight row is decoded once, four at a time, and applied to every token row. */
     public static void matMulFp8(float[] x, byte[] w, float[] scales, float[] pow2, float[] y, int rows, int in, int out) {
         if (rows >= ProjectionGemm.MIN_ROWS_COMPACT) {
-            ProjectionGemm.multiply(packerFp8(w, scales, in), x, y, rows, in, out);
+            ProjectionGemm.multiply(packer((row, from, n, seg) -> decodeFp8(w, scales, row, in, from, n, seg, 0)), x, y, rows, in, out);
             return;
         }
         Parallel.forEach((out + ROWS_PER_TASK - 1) / ROWS_PER_TASK, blk -> {
