@@ -30,7 +30,7 @@ import static org.tornadomla.fast.Vec.L;
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak): scores 66 %, values 53 % of the peak at B1 (56 % at
  * B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels (benchmarks/vs-torch.sh).
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
- * 256 rows read in place instead of tiles of 64 (step 5.78/5.83/5.49 ms against 5.75/5.77/5.78), and passes
+ * 256 rows read in place instead of tiles of 64 (step 5.83/5.77/5.78 ms against 5.78/5.74/5.49), and passes
  * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain.
  */
 public final class FastAttention {
