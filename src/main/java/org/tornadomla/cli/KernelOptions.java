@@ -22,7 +22,7 @@ public final class KernelOptions {
     @Option(names = "--profile", description = "print TornadoVM's kernel and copy times of every graph execution")
     boolean profile;
 
-    @Option(names = "--plain-kernels", description = "on TornadoVM, run the tiled path with the plain @Parallel kernel instead of the KernelContext one")
+    @Option(names = "--plain-kernels", description = "on TornadoVM, run the plain @Parallel kernels everywhere instead of the KernelContext ones")
     boolean plainKernels;
 
     @Option(names = "--cache-dtype", defaultValue = "f32", description = "latent cache storage: f32, bf16, int8 or fp8 (default: ${DEFAULT-VALUE})")
