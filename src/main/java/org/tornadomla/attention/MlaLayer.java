@@ -130,19 +130,8 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         Objects.requireNonNull(y, "y");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        long expected = Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
-        if (x.length != expected) {
-            throw new MlaException("input x: expected shape " + MlaException.shape(cache.batch(), tokens, c.hiddenSize()) + " (" + expected
-                    + " floats), found " + x.length + " floats");
-        }
-        for (int b = 0; b < cache.batch(); b++) {
-            if (!cache.contains(b)) {
-                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
-                        + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
-                        + "forward(cache, seqIds, queryLens, x, opt)");
-            }
-        }
-        int[] ids = cache.allSequences();
+        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        int[] ids = java.util.stream.IntStream.range(0, cache.batch()).toArray();    // every slot: run checks they are in use
         int[] counts = new int[ids.length];
         java.util.Arrays.fill(counts, tokens);
         run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
@@ -214,10 +203,21 @@ public final class MlaLayer implements AutoCloseable {
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
         int total = (int) totalTokens(seqIds, queryLens);
+        long expected = (long) total * c.hiddenSize();
+        if (x.length != expected) {
+            String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
+            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
+        }
+        if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
         checkGeometry(cache);
         int[] first = new int[seqIds.length];
         long maxPos = 0;
         for (int i = 0; i < seqIds.length; i++) {
+            if (uniform && !cache.contains(seqIds[i])) {
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                        + "), but sequence " + seqIds[i] + " is not in it (freed, or never added): pass the live sequences to "
+                        + "forward(cache, seqIds, queryLens, x, opt)");
+            }
             cache.checkSequence(seqIds[i]);
             first[i] = cache.length(seqIds[i]);
             maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);
@@ -226,12 +226,6 @@ public final class MlaLayer implements AutoCloseable {
         if (maxPos > c.maxPositionEmbeddings()) {
             throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
         }
-        long expected = (long) total * c.hiddenSize();
-        if (x.length != expected) {
-            String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
-            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
-        }
-        if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
         for (int i = 0; i < x.length; i++) {
             if (!Float.isFinite(x[i])) {
                 int row = i / c.hiddenSize();
