@@ -26,12 +26,21 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>values cut by the context like the scores, the tile's probabilities copied to Pᵀ [j, h] (heads of a token
  *   adjacent), whole cached rows read once per task, partial sums added at the end: 2.05-2.2 ms instead of
  *   2.25-2.27 on a host where values ran slow, equal otherwise.</li>
+ *   <li>the values read P in place (a head's probabilities capacity numbers after the previous head's) instead of
+ *   copying each tile to Pᵀ, and two heads left over by the 6-head blocks get an 8-accumulator block instead of
+ *   two 4-accumulator ones (v2x4): values at B1 H128 T4096 2.21 → 1.85 ms, B8 17.2 → 14.2 ms, B1 H16 T16384
+ *   1.91 → 1.52 ms (best of alternating runs of {@code ./mla bench --breakdown}, 2 Zen 5 cores, 2026-11-30). The
+ *   copy had paid off on an earlier host; on this one the 128 scattered reads per tile cost more than they saved.</li>
  * </ol>
- * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak): scores 66 %, values 53 % of the peak at B1 (56 % at
- * B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels (benchmarks/vs-torch.sh).
+ * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
+ * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
+ * (benchmarks/vs-torch.sh); docs/benchmarks.md has the figures after it.
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
  * 256 rows read in place instead of tiles of 64 (step 5.83/5.77/5.78 ms against 5.78/5.74/5.49), and passes
- * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain.
+ * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain. For the
+ * scores, the Sᵀ → [h, j] copy costs about 0.17 ms of 1.75 (measured by leaving it out); doing it with gathers
+ * (1.65 against 1.73 ms) or as 16 × 16 register transposes with two-vector permutes (1.77 against 1.75) gained
+ * little or nothing: the cost is the 2 MB written across 128 rows, not the instructions.
  */
 public final class FastAttention {
     private FastAttention() {
@@ -122,7 +131,7 @@ public final class FastAttention {
 
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                       int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr) {
-        int w = dc + dr, pieces = Parallel.piecesPerItem(rows), size = heads * dc, hp = Gemm.paddedHeads(heads);
+        int w = dc + dr, pieces = Parallel.piecesPerItem(rows), size = heads * dc;
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
         // dim; with several parts per token row their sums are added at the end
         float[] part = pieces > 1 ? Vec.scratch(PART, rows * pieces * size) : null;
@@ -134,18 +143,12 @@ public final class FastAttention {
             int o0 = part != null ? task * size : r * size;
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
             float[] buf = Vec.scratch(ROWS, TILE * w);
-            float[] pt = Vec.scratch(ST, TILE * hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                // the tile's probabilities as Pᵀ [j, h]: the rows of P sit capacity numbers apart, and six heads read
-                // side by side at such a stride can collide in the L1 cache; Pᵀ keeps the heads of a token adjacent
-                for (int h = 0; h < heads; h++) {
-                    int from = (r * heads + h) * capacity + j0;
-                    for (int j = 0; j < n; j++) pt[j * hp + h] = probs[from + j];
-                }
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
-                Gemm.values(pt, 0, 1, hp, heads, src, off, w, n, 0, dc, out, o0, dc);
+                // P read in place, a head's row capacity numbers after the last (version 4)
+                Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, w, n, 0, dc, out, o0, dc);
             }
         });
         if (part != null) {

@@ -100,6 +100,7 @@ final class Gemm {
         for (; c + 4 * L <= c1; c += 4 * L) {
             int h = 0;
             for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
         }
         if (c < c1) {
@@ -108,6 +109,25 @@ final class Gemm {
                 for (int j = 0; j < n; j++) Vec.axpy(p[p0 + h * ph + j * pj], k, off + j * w + c, o, o0 + h * oh + c, c1 - c);
             }
         }
+    }
+
+    /** 2 heads × 4 latent vectors (the heads left over by v6x4): 8 independent accumulators keep both FMA ports busy. */
+    private static void v2x4(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
+            FloatVector k3 = FloatVector.fromArray(F, k, kr + 3 * L);
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
     }
 
     private static void v1x4(float[] p, int p0, int pj, float[] k, int off, int w, int n, float[] o, int o0) {
