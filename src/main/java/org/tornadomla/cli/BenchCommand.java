@@ -105,8 +105,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--path", split = ",", description = "absorbed, tiled (default: both)")
     List<String> paths;
 
-    @Option(names = "--csv", description = "write the results as CSV (" + CSV_HEADER + ")")
-    Path csv;
+    @Option(names = "--csv", arity = "0..1", fallbackValue = "-", paramLabel = "FILE",
+            description = "write the results as CSV (" + CSV_HEADER + ") to FILE; without FILE (or with -) to standard output "
+                    + "once the run ends, the table and progress then going to standard error")
+    String csvArg;
+    /** --csv's file (null: none, or standard output when {@link #csvToStdout}). */
+    private Path csv;
+    private boolean csvToStdout;
 
     @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines")
     Path chart;
@@ -150,13 +155,24 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
+        csvToStdout = "-".equals(csvArg);
+        try {
+            csv = csvArg == null || csvToStdout ? null : Path.of(csvArg);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new MlaException("--csv needs a file path or -, found '" + csvArg + "' (" + e.getReason() + ")");
+        }
+        // with the CSV on standard output, everything else goes to standard error
+        PrintWriter out = csvToStdout ? spec.commandLine().getErr() : spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
         if (blockSize != null && !paged && !comparePaged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
         if (weightsDtype != null && (mixed || comparePaged || layerOnly)) {
             throw new MlaException("--weights-dtype applies to the attention-core shapes, not to --mixed, --compare-paged or --layer-only");
+        }
+        if ((mixed || comparePaged) && (csvArg != null || chart != null)) {
+            throw new MlaException("--csv and --chart apply to the attention-core shapes, not to " + (mixed ? "--mixed" : "--compare-paged")
+                    + " (which print their own table)");
         }
         if (mixed) return runMixed(out);
         if (comparePaged) return runComparePaged(out);
@@ -204,6 +220,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
         for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        out.flush();
+        if (csvToStdout) {
+            PrintWriter std = spec.commandLine().getOut();
+            std.println(CSV_HEADER);
+            results.forEach(r -> std.println(csvLine(r)));
+            std.flush();
+        }
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
     }

@@ -186,6 +186,8 @@ class CliRefusalsTest {
         refused("not a regular file but a character device", "bench", "--csv", "/dev/null", "--backends", "java-reference");
         Path both = dir.resolve("both.png");
         refused("--csv and --chart name the same file", "bench", "--csv", both.toString(), "--chart", both.toString(), "--backends", "java-reference");
+        refused("--csv and --chart apply to the attention-core shapes, not to --mixed", "bench", "--mixed", "--csv", dir.resolve("m.csv").toString());
+        refused("not to --compare-paged", "bench", "--compare-paged", "--csv");
         refused("not a regular file but a character device", "kv-memory", "--chart", "/dev/null");
         refused("is the input file", "kv-memory", "--config", config.toString(), "--chart", config.toString());
         refused("not a regular file but a character device", "rank", "--generate", "--output", "/dev/null");

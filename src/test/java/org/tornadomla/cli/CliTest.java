@@ -364,6 +364,23 @@ class CliTest {
     }
 
     @Test
+    void benchCsvWithoutAFileIsStandardOutputAndNothingElse() {
+        Run r = mla("bench", "--backend", "java-reference", "--heads", "4", "--batch", "1", "--context", "40", "--dtype", "f32", "--path", "absorbed,tiled",
+                "--budget-ms", "5", "--csv");
+        assertEquals(0, r.code, r.err);
+        List<String> lines = r.out.lines().toList();
+        assertEquals(List.of("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s"), lines.subList(0, 1), r.out);
+        assertEquals(3, lines.size(), r.out);                      // the header and the two paths, nothing else
+        assertTrue(lines.get(1).startsWith("java-reference,absorbed,f32,1,4,40,") && lines.get(2).startsWith("java-reference,tiled,f32,1,4,40,"), r.out);
+        // the table and the progress went to standard error
+        assertTrue(r.err.contains("B1 H4 T40 absorbed f32") && r.err.contains("bench done in"), r.err);
+        Run dash = mla("bench", "--backend", "java-reference", "--heads", "4", "--batch", "1", "--context", "40", "--dtype", "f32", "--path", "tiled",
+                "--budget-ms", "5", "--csv", "-");
+        assertEquals(0, dash.code, dash.err);
+        assertEquals(2, dash.out.lines().count(), dash.out);
+    }
+
+    @Test
     void kvMemoryGivesDeepSeekV3Bf16As70272BytesPerToken() throws IOException {
         Run r = mla("kv-memory", "--preset", "deepseek-v3", "--dtype", "bf16", "--context", "4096", "--batch", "8");
         assertEquals(0, r.code, r.err);
