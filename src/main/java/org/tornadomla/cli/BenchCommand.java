@@ -143,7 +143,8 @@ public final class BenchCommand implements Callable<Integer> {
             + "f32, bf16 or fp8 (default: f32); other than f32 the CSV's backend reads e.g. java-fast/w-bf16")
     String weightsDtype;
 
-    @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends)")
+    @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over half as many "
+            + "more steps as were timed (at most 200)")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
@@ -391,7 +392,8 @@ public final class BenchCommand implements Callable<Integer> {
                     out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
                     saveCsvs();
                     if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
-                        int steps = Math.max(2, Math.min(20, r.iterations()));
+                        // half as many steps as were timed (at most 200): 20 steps of a 5 ms step moved by ±15 % between runs
+                        int steps = Math.max(2, Math.min(200, r.iterations() / 2));
                         StringBuilder sb = new StringBuilder("    tasks, ms:");
                         bench.breakdown(jvm, steps).forEach((task, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", task, ms)));
                         out.println(sb);
