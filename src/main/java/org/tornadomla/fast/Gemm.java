@@ -29,8 +29,10 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>outer-product blocks, 6 tokens × 4 head vectors (24 accumulators) for scores and 6 heads × 4 latent
  *   vectors for values: 200 and 186 GFLOP/s on one core in a stand-alone loop (74 % and 69 %).</li>
  *   <li>scores 8 tokens × 3 head vectors (s8x3, with s8x2/s8x1 for the remainder of heads and s12x1 for 16 heads
- *   or fewer), values 6 heads × 4 latent vectors (v6x4): alone on one core 254-260 and 190-210 GFLOP/s; in the
- *   whole step, 66 % and 53-56 % of the 2-core peak (the values read P through strides and add partial sums).</li>
+ *   or fewer), values 6 heads × 4 latent vectors (v6x4, and v2x4 for two heads left over): alone on one core
+ *   254-260 and 190-210 GFLOP/s; in the whole step, 66 % and 53-56 % of the 2-core peak (the values read P
+ *   through strides and add partial sums), 72 % and 65 % once the values read P in place (FastAttention's
+ *   version 4).</li>
  * </ol>
  */
 final class Gemm {
