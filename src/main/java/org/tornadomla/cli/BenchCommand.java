@@ -143,8 +143,8 @@ public final class BenchCommand implements Callable<Integer> {
             + "f32, bf16 or fp8 (default: f32); other than f32 the CSV's backend reads e.g. java-fast/w-bf16")
     String weightsDtype;
 
-    @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over half as many "
-            + "more steps as were timed (at most 200)")
+    @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over a further set "
+            + "of steps, half as many as were timed (at most 200)")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "

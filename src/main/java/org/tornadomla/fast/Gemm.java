@@ -160,6 +160,10 @@ final class Gemm {
         a3.intoArray(o, o0 + 3 * L);
     }
 
+    /**
+     * {@link #v6x4} for pj = 1 (each head's probabilities contiguous): the six broadcasts read p[q_h + j] with q_h
+     * fixed, an index the JIT can bound once before the loop; v6x4's p[pr + h·ph] keeps a check per broadcast.
+     */
     private static void v6x4j(float[] p, int p0, int ph, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
         FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
         FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
@@ -200,6 +204,7 @@ final class Gemm {
         a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L); a53.intoArray(o, o0 + 5 * oh + 3 * L);
     }
 
+    /** {@link #v2x4} for pj = 1 (see {@link #v6x4j}). */
     private static void v2x4j(float[] p, int p0, int ph, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
         FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
         FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
@@ -220,6 +225,7 @@ final class Gemm {
         a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
     }
 
+    /** {@link #v1x4} for pj = 1 (see {@link #v6x4j}). */
     private static void v1x4j(float[] p, int p0, float[] k, int off, int w, int n, float[] o, int o0) {
         FloatVector a0 = FloatVector.fromArray(F, o, o0), a1 = FloatVector.fromArray(F, o, o0 + L);
         FloatVector a2 = FloatVector.fromArray(F, o, o0 + 2 * L), a3 = FloatVector.fromArray(F, o, o0 + 3 * L);
