@@ -50,9 +50,24 @@ public final class OutputFiles {
         void writeTo(OutputStream out) throws IOException;
     }
 
-    /** Throws unless {@code target} may be written (see the class comment); changes nothing on disk. */
+    /**
+     * Throws unless {@code target} may be written (see the class comment), so that a command can refuse a bad
+     * output before its work: for a new file, also its nearest existing folder must be a folder (not a file in
+     * the way) where a file can be created, which is tried (a probe file created and removed at once; folders
+     * still to be made are not made).
+     */
     public static void check(Path target, Collection<Path> inputs) {
-        resolve(target, inputs);
+        Path real = resolve(target, inputs);
+        if (Files.exists(real)) return;
+        Path folder = real.getParent();
+        while (folder != null && !Files.exists(folder)) folder = folder.getParent();
+        if (folder == null) return;
+        if (!Files.isDirectory(folder)) throw new MlaException("cannot write " + target + ": a file is in the way: " + folder);
+        try {
+            Files.delete(createTemp(folder, real.getFileName().toString()));
+        } catch (IOException e) {
+            throw new MlaException("cannot write " + target + ": no file can be created in " + folder + " (" + MlaException.reason(e) + ")");
+        }
     }
 
     public static void write(Path target, Content content) {

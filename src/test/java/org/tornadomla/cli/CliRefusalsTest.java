@@ -188,6 +188,9 @@ class CliRefusalsTest {
         refused("--csv and --chart name the same file", "bench", "--csv", both.toString(), "--chart", both.toString(), "--backends", "java-reference");
         refused("--csv and --chart apply to the attention-core shapes, not to --mixed", "bench", "--mixed", "--csv", dir.resolve("m.csv").toString());
         refused("not to --compare-paged", "bench", "--compare-paged", "--csv");
+        // refused before any timing: nothing on standard output (the table would start with its header)
+        assertEquals("", CliTest.mla("bench", "--csv", config.resolve("x.csv").toString(), "--backends", "java-reference").out());
+        refused("a file is in the way", "bench", "--csv", config.resolve("x.csv").toString(), "--backends", "java-reference");
         refused("not a regular file but a character device", "kv-memory", "--chart", "/dev/null");
         refused("is the input file", "kv-memory", "--config", config.toString(), "--chart", config.toString());
         refused("not a regular file but a character device", "rank", "--generate", "--output", "/dev/null");

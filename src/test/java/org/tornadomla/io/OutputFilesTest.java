@@ -74,6 +74,27 @@ class OutputFilesTest {
     }
 
     @Test
+    void checkFindsAFileInTheWayOrAFolderThatTakesNoFilesBeforeAnyWork() throws IOException {
+        Path file = Files.writeString(dir.resolve("notes.txt"), "keep");
+        Path under = file.resolve("sub").resolve("out.csv");
+        String m = assertThrows(MlaException.class, () -> OutputFiles.check(under, List.of())).getMessage();
+        assertTrue(m.contains("a file is in the way: " + file), m);
+        assertEquals("keep", Files.readString(file));
+        // /proc takes no new files, even for root
+        String p = assertThrows(MlaException.class, () -> OutputFiles.check(Path.of("/proc/out.csv"), List.of())).getMessage();
+        assertTrue(p.contains("no file can be created in /proc"), p);
+        // a path under folders still to be made passes, and check makes none of them (nor leaves its probe)
+        List<Path> before;
+        try (var s = Files.list(dir)) {
+            before = s.sorted().toList();
+        }
+        OutputFiles.check(dir.resolve("new").resolve("deeper").resolve("out.csv"), List.of());
+        try (var s = Files.list(dir)) {
+            assertEquals(before, s.sorted().toList());
+        }
+    }
+
+    @Test
     void refusesAnInputHoweverItIsSpelled() throws IOException {
         Path in = dir.resolve("in.safetensors");
         Files.writeString(in, "input data");
