@@ -106,7 +106,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<String> paths;
 
     @Option(names = "--csv", arity = "0..1", fallbackValue = "-", paramLabel = "FILE",
-            description = "write the results as CSV (" + CSV_HEADER + ") to FILE; without FILE (or with -) to standard output "
+            description = "write the results as CSV (" + CSV_HEADER + ") to FILE (folders made as needed); without FILE (or with -) to standard output "
                     + "once the run ends, the table and progress then going to standard error")
     String csvArg;
     /** --csv's file (null: none, or standard output when {@link #csvToStdout}). */
