@@ -31,9 +31,9 @@ import static org.tornadomla.fast.Vec.L;
  *   two 4-accumulator ones (v2x4): values at B1 H128 T4096 2.21 → 1.85 ms, B8 17.2 → 14.2 ms, B1 H16 T16384
  *   1.91 → 1.52 ms (best of alternating runs of {@code ./mla bench --breakdown}, 2 Zen 5 cores, 2026-11-30). The
  *   copy had paid off on an earlier host; on this one the 128 scattered reads per tile cost more than they saved.
- *   With P read in place a head's probabilities are contiguous, and {@link Gemm#values} takes kernels for that
- *   case (v6x4j …) whose bounds checks the JIT hoists out of the row loop (benchmarks/README.md, "The machine
- *   code of a kernel").</li>
+ *   The JIT's machine code (benchmarks/README.md, "The machine code of a kernel") shows a bounds check per
+ *   broadcast of P in v6x4's row loop; kernels for contiguous P without them were tried and were no faster
+ *   (values 1.50–1.54 ms against v6x4's 1.47–1.54 in alternating runs), so v6x4 stays the one values kernel.</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels

@@ -99,17 +99,6 @@ final class Gemm {
     static void values(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                        float[] o, int o0, int oh) {
         int c = c0;
-        if (pj == 1) {
-            // a head's probabilities contiguous (the absorbed path's P read in place): p's index is the row plus a
-            // loop-invariant base, so the JIT hoists its bounds checks out of the row loop (a stride that is not
-            // a constant leaves one compare and branch per broadcast in the loop)
-            for (; c + 4 * L <= c1; c += 4 * L) {
-                int h = 0;
-                for (; h + 6 <= heads; h += 6) v6x4j(p, p0 + h * ph, ph, k, off + c, w, n, o, o0 + h * oh + c, oh);
-                for (; h + 2 <= heads; h += 2) v2x4j(p, p0 + h * ph, ph, k, off + c, w, n, o, o0 + h * oh + c, oh);
-                for (; h < heads; h++) v1x4j(p, p0 + h * ph, k, off + c, w, n, o, o0 + h * oh + c);
-            }
-        }
         for (; c + 4 * L <= c1; c += 4 * L) {
             int h = 0;
             for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
@@ -149,90 +138,6 @@ final class Gemm {
         for (int j = 0; j < n; j++) {
             int kr = off + j * w;
             FloatVector b = FloatVector.broadcast(F, p[p0 + j * pj]);
-            a0 = FloatVector.fromArray(F, k, kr).fma(b, a0);
-            a1 = FloatVector.fromArray(F, k, kr + L).fma(b, a1);
-            a2 = FloatVector.fromArray(F, k, kr + 2 * L).fma(b, a2);
-            a3 = FloatVector.fromArray(F, k, kr + 3 * L).fma(b, a3);
-        }
-        a0.intoArray(o, o0);
-        a1.intoArray(o, o0 + L);
-        a2.intoArray(o, o0 + 2 * L);
-        a3.intoArray(o, o0 + 3 * L);
-    }
-
-    /**
-     * {@link #v6x4} for pj = 1 (each head's probabilities contiguous): the six broadcasts read p[q_h + j] with q_h
-     * fixed, an index the JIT can bound once before the loop; v6x4's p[pr + h·ph] keeps a check per broadcast.
-     */
-    private static void v6x4j(float[] p, int p0, int ph, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
-        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
-        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
-        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L), a22 = FloatVector.fromArray(F, o, o0 + 2 * oh + 2 * L), a23 = FloatVector.fromArray(F, o, o0 + 2 * oh + 3 * L);
-        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L), a32 = FloatVector.fromArray(F, o, o0 + 3 * oh + 2 * L), a33 = FloatVector.fromArray(F, o, o0 + 3 * oh + 3 * L);
-        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L), a42 = FloatVector.fromArray(F, o, o0 + 4 * oh + 2 * L), a43 = FloatVector.fromArray(F, o, o0 + 4 * oh + 3 * L);
-        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L), a52 = FloatVector.fromArray(F, o, o0 + 5 * oh + 2 * L), a53 = FloatVector.fromArray(F, o, o0 + 5 * oh + 3 * L);
-        int q0 = p0;
-        int q1 = p0 + 1 * ph;
-        int q2 = p0 + 2 * ph;
-        int q3 = p0 + 3 * ph;
-        int q4 = p0 + 4 * ph;
-        int q5 = p0 + 5 * ph;
-        for (int j = 0; j < n; j++) {
-            int kr = off + j * w;
-            FloatVector k0 = FloatVector.fromArray(F, k, kr);
-            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
-            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
-            FloatVector k3 = FloatVector.fromArray(F, k, kr + 3 * L);
-            FloatVector b0 = FloatVector.broadcast(F, p[q0 + j]);
-            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
-            FloatVector b1 = FloatVector.broadcast(F, p[q1 + j]);
-            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
-            FloatVector b2 = FloatVector.broadcast(F, p[q2 + j]);
-            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22); a23 = k3.fma(b2, a23);
-            FloatVector b3 = FloatVector.broadcast(F, p[q3 + j]);
-            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32); a33 = k3.fma(b3, a33);
-            FloatVector b4 = FloatVector.broadcast(F, p[q4 + j]);
-            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42); a43 = k3.fma(b4, a43);
-            FloatVector b5 = FloatVector.broadcast(F, p[q5 + j]);
-            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52); a53 = k3.fma(b5, a53);
-        }
-        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
-        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
-        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L); a23.intoArray(o, o0 + 2 * oh + 3 * L);
-        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L); a33.intoArray(o, o0 + 3 * oh + 3 * L);
-        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L); a43.intoArray(o, o0 + 4 * oh + 3 * L);
-        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L); a53.intoArray(o, o0 + 5 * oh + 3 * L);
-    }
-
-    /** {@link #v2x4} for pj = 1 (see {@link #v6x4j}). */
-    private static void v2x4j(float[] p, int p0, int ph, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
-        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
-        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
-        int q0 = p0;
-        int q1 = p0 + 1 * ph;
-        for (int j = 0; j < n; j++) {
-            int kr = off + j * w;
-            FloatVector k0 = FloatVector.fromArray(F, k, kr);
-            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
-            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
-            FloatVector k3 = FloatVector.fromArray(F, k, kr + 3 * L);
-            FloatVector b0 = FloatVector.broadcast(F, p[q0 + j]);
-            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
-            FloatVector b1 = FloatVector.broadcast(F, p[q1 + j]);
-            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
-        }
-        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
-        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
-    }
-
-    /** {@link #v1x4} for pj = 1 (see {@link #v6x4j}). */
-    private static void v1x4j(float[] p, int p0, float[] k, int off, int w, int n, float[] o, int o0) {
-        FloatVector a0 = FloatVector.fromArray(F, o, o0), a1 = FloatVector.fromArray(F, o, o0 + L);
-        FloatVector a2 = FloatVector.fromArray(F, o, o0 + 2 * L), a3 = FloatVector.fromArray(F, o, o0 + 3 * L);
-        int q0 = p0;
-        for (int j = 0; j < n; j++) {
-            int kr = off + j * w;
-            FloatVector b = FloatVector.broadcast(F, p[q0 + j]);
             a0 = FloatVector.fromArray(F, k, kr).fma(b, a0);
             a1 = FloatVector.fromArray(F, k, kr + L).fma(b, a1);
             a2 = FloatVector.fromArray(F, k, kr + 2 * L).fma(b, a2);
