@@ -34,6 +34,11 @@ import static org.tornadomla.fast.Vec.L;
  *   The JIT's machine code (benchmarks/README.md, "The machine code of a kernel") shows a bounds check per
  *   broadcast of P in v6x4's row loop; kernels for contiguous P without them were tried and were no faster
  *   (values 1.50–1.54 ms against v6x4's 1.47–1.54 in alternating runs), so v6x4 stays the one values kernel.</li>
+ *   <li>the scores' Sᵀ → [h, j] copy gathers L rows of a head into one vector ({@link #transposeTile}) instead of
+ *   a scalar load and store per number: in a stand-alone loop of the scores task (B1 H128 T4096, the same JVM,
+ *   variants alternating) the copy cost 0.14 ms on top of the products' 1.19–1.25 ms, the gathers 0.07; the
+ *   task 1.41–1.45 → 1.31–1.33 ms alone, and 1.55–1.67 → 1.50–1.59 ms inside the step (three JVMs each,
+ *   alternating).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -43,9 +48,9 @@ import static org.tornadomla.fast.Vec.L;
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
  * 256 rows read in place instead of tiles of 64 (step 5.83/5.77/5.78 ms against 5.78/5.74/5.49), and passes
  * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain. For the
- * scores, the Sᵀ → [h, j] copy costs about 0.17 ms of 1.75 (measured by leaving it out); doing it with gathers
- * (1.65 against 1.73 ms) or as 16 × 16 register transposes with two-vector permutes (1.77 against 1.75) gained
- * little or nothing: the cost is the 2 MB written across 128 rows, not the instructions.
+ * scores, the Sᵀ → [h, j] copy cost about 0.17 ms of 1.75 (measured by leaving it out); 16 × 16 register
+ * transposes with two-vector permutes gained nothing (1.77 against 1.75), gathers a little in the whole step
+ * (1.65 against 1.73) and half of the copy's cost in a stand-alone loop (version 5).
  */
 public final class FastAttention {
     private FastAttention() {
@@ -85,18 +90,35 @@ public final class FastAttention {
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
             float[] buf = Vec.scratch(ROWS, TILE * w);
             float[] st = Vec.scratch(ST, TILE * hp);
+            int[] rowsOfL = gatherIndices(hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
-                // Sᵀ [j, h] → scores [r, h, j]
-                for (int h = 0; h < heads; h++) {
-                    int to = (r * heads + h) * capacity + j0;
-                    for (int j = 0; j < n; j++) scores[to + j] = st[j * hp + h];
-                }
+                transposeTile(st, hp, heads, n, scores, r * heads * capacity + j0, capacity, rowsOfL);
             }
         });
+    }
+
+    /** j·hp for j &lt; L: the offsets in Sᵀ of one head's scores for L consecutive rows. */
+    private static int[] gatherIndices(int hp) {
+        int[] idx = new int[L];
+        for (int j = 0; j < L; j++) idx[j] = j * hp;
+        return idx;
+    }
+
+    /**
+     * Sᵀ [j, h] (rows hp apart) → scores [h, j] (rows capacity apart from s0): L rows of a head gathered into one
+     * vector. The scalar copy cost 0.14 ms of the scores' 1.33 at B1 H128 T4096, the gathers 0.07 (alternating
+     * runs, 2 Zen 5 cores): a scalar load and store per number waited on the stores to 128 rows.
+     */
+    static void transposeTile(float[] st, int hp, int heads, int n, float[] scores, int s0, int capacity, int[] rowsOfL) {
+        for (int h = 0; h < heads; h++) {
+            int to = s0 + h * capacity, j = 0;
+            for (; j <= n - L; j += L) FloatVector.fromArray(F, st, j * hp + h, rowsOfL, 0).intoArray(scores, to + j);
+            for (; j < n; j++) scores[to + j] = st[j * hp + h];
+        }
     }
 
     /** Whether positions [j0, j0 + n) lie in one block (an f32 cache's tile is then read in place, {@link LatentTiles#tile}). */
