@@ -1,6 +1,9 @@
 package org.tornadomla.bench;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
+import java.util.function.LongSupplier;
 
 /**
  * The one timing harness of {@code mla bench}, {@code mla ladder} and the whole-layer measurement, shaped like
@@ -16,8 +19,13 @@ import java.util.Arrays;
  * (its first timing in this JVM, {@link DecodeBench#time}) and the budget is at least {@link #COLD_MS}:
  * {@code --budget-ms 200} had shown a first shape at 59 ms a step against 0.86 for the next; tests, with
  * budgets of tens of milliseconds, check and do not time. Then the warm-up goes on in windows (a quarter of the budget, 25 to 250 ms) while the runs keep
- * getting faster, until two windows in a row have their best run within 3 % of the best before them (caches
- * and a device's first runs settle gradually), ending anyway after ten budgets, at most {@link #WARM_UP_CAP_MS}.
+ * getting faster or the JIT is still compiling, until two windows in a row have their best run within 3 % of the
+ * best before them (caches and a device's first runs settle gradually) and the JIT compiled for at most 2 % of
+ * the window ({@link #JIT_QUIET}), ending anyway after ten budgets, at most {@link #WARM_UP_CAP_MS}. The JIT test
+ * is there because a compilation takes a core from the step without changing its best run: the B1 H128 T4096
+ * java-fast step, warmed up by the best run alone, timed 5.03–5.17 ms with the default budget and 4.62–4.65
+ * with a four times longer one; windows of 250 ms in which C2 compiled for 41, 62 or 102 ms ran at 5.1, 5.5
+ * and 5.7 ms a step against 4.5–4.7 in quiet ones, and C2 went on compiling for 6 s after the first step.
  */
 public record Timing(double meanMs, double medianMs, double bestMs, int iterations) {
     /** The shortest warm-up of a budget of at least {@link #FIGURES_MS}. */
@@ -32,12 +40,26 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     /** A window whose best run is at least this fraction of the best before it has stopped getting faster. */
     static final double STABLE = 0.97;
 
+    /** The most a settled warm-up window may have spent compiling, as a fraction of the window. */
+    static final double JIT_QUIET = 0.02;
+
     public static Timing measure(Runnable step, double budgetMs, int minIterations) {
         return measure(step, budgetMs, minIterations, false);
     }
 
     /** As {@link #measure(Runnable, double, int)}; {@code cold}: the step's code has not run in this JVM yet. */
     public static Timing measure(Runnable step, double budgetMs, int minIterations, boolean cold) {
+        return measure(step, budgetMs, minIterations, cold, Timing::jitMillis);
+    }
+
+    /** Milliseconds this JVM's JIT compilers have worked so far, or -1 where the JVM does not say. */
+    static long jitMillis() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    }
+
+    /** As {@link #measure(Runnable, double, int, boolean)}, with the JIT's compile time read from {@code jitMs}. */
+    static Timing measure(Runnable step, double budgetMs, int minIterations, boolean cold, LongSupplier jitMs) {
         long w0 = System.nanoTime();
         boolean full = budgetMs >= FIGURES_MS || (cold && budgetMs >= COLD_MS);
         double minWarm = Math.max(budgetMs / 5, full ? WARM_UP_MS : budgetMs);
@@ -48,11 +70,13 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
             best = Math.min(best, timed(step));
         } while ((System.nanoTime() - w0) / 1e6 < minWarm);
         for (int stable = 0; stable < 2 && (System.nanoTime() - w0) / 1e6 < cap; ) {
-            long wStart = System.nanoTime(), wBest = Long.MAX_VALUE;
+            long wStart = System.nanoTime(), wBest = Long.MAX_VALUE, jit0 = jitMs.getAsLong();
             do {
                 wBest = Math.min(wBest, timed(step));
             } while ((System.nanoTime() - wStart) / 1e6 < window);
-            stable = wBest >= STABLE * best ? stable + 1 : 0;
+            long jit1 = jitMs.getAsLong();
+            boolean jitQuiet = jit0 < 0 || jit1 < 0 || jit1 - jit0 <= JIT_QUIET * (System.nanoTime() - wStart) / 1e6;
+            stable = wBest >= STABLE * best && jitQuiet ? stable + 1 : 0;
             best = Math.min(best, wBest);
         }
         long[] ns = new long[64];

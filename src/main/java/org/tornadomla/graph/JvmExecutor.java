@@ -1,12 +1,25 @@
 package org.tornadomla.graph;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * Runs a graph's kernels on the JVM, sequentially, in task order: the CPU reference. The kernels'
  * {@code @Parallel} loops are ordinary loops here.
  */
 public class JvmExecutor implements GraphExecutor {
+    /**
+     * Each kernel's {@link #handle} spread over an Object[] of its arguments, made once per kernel (a task's
+     * handle is a function of its kernel): invokeWithArguments builds its
+     * adapter on every call, and the JIT went on compiling and throwing away that machinery for seconds of a
+     * benchmark (a java-fast step is a handful of calls of 0.1–2 ms).
+     */
+    private final ConcurrentHashMap<Method, MethodHandle> spread = new ConcurrentHashMap<>();
+
     /** The code that runs a task: here the reference kernel itself. */
-    protected java.lang.invoke.MethodHandle handle(KernelGraph.Task t) {
+    protected MethodHandle handle(KernelGraph.Task t) {
         return t.handle();
     }
 
@@ -22,7 +35,8 @@ public class JvmExecutor implements GraphExecutor {
         for (KernelGraph.Task t : graph.tasks()) {
             long t0 = taskNanos == null ? 0 : System.nanoTime();
             try {
-                handle(t).invokeWithArguments(t.args());
+                MethodHandle h = spread.computeIfAbsent(t.kernel(), k -> spreadOverArray(handle(t)));
+                h.invokeExact(t.args());
             } catch (RuntimeException | Error e) {
                 throw e;
             } catch (Throwable e) {
@@ -31,6 +45,12 @@ public class JvmExecutor implements GraphExecutor {
             if (taskNanos != null) taskNanos[i] += System.nanoTime() - t0;
             i++;
         }
+    }
+
+    /** (Object[]) → void: the kernel called with the array's elements as its arguments (unboxed as it needs). */
+    static MethodHandle spreadOverArray(MethodHandle kernel) {
+        return kernel.asSpreader(Object[].class, kernel.type().parameterCount())
+                .asType(MethodType.methodType(void.class, Object[].class));
     }
 
     @Override
