@@ -43,8 +43,11 @@ import static org.tornadomla.fast.Vec.L;
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
  * (benchmarks/vs-torch.sh). After it (529.2 GFLOP/s measured): scores 72 %, values 65 % at B1 (62 % and 64 % at
- * B8), the step 4.96 ms, 1.24–1.32× faster than PyTorch with OpenBLAS in three runs the same hour
- * (docs/benchmarks.md).
+ * B8), the step 4.96 ms, 1.24–1.32× faster than PyTorch with OpenBLAS in three runs the same hour. After
+ * version 5 and the benchmark's wait for the JIT (bench.Timing; 536.7 GFLOP/s): scores 72 %, values 68 % at B1
+ * (71 % and 67 % at B8), the step 4.7–4.9 ms, 1.32–1.34× faster than PyTorch in three runs (docs/benchmarks.md).
+ * An 8-head × 3-vector values kernel over runs of 128 rows was 0.05 ms faster alone (1.24–1.27 against
+ * 1.29–1.31 ms) and is left out: a second family of value kernels for 1 % of the step.
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
  * 256 rows read in place instead of tiles of 64 (step 5.83/5.77/5.78 ms against 5.78/5.74/5.49), and passes
  * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain. For the
