@@ -12,9 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public class JvmExecutor implements GraphExecutor {
     /**
      * Each kernel's {@link #handle} spread over an Object[] of its arguments, made once per kernel (a task's
-     * handle is a function of its kernel): invokeWithArguments builds its
-     * adapter on every call, and the JIT went on compiling and throwing away that machinery for seconds of a
-     * benchmark (a java-fast step is a handful of calls of 0.1–2 ms).
+     * handle is a function of its kernel). invokeWithArguments builds that adapter on every call, and the JIT
+     * went on compiling and throwing away its machinery for seconds of a benchmark.
      */
     private final ConcurrentHashMap<Method, MethodHandle> spread = new ConcurrentHashMap<>();
 
@@ -35,7 +34,11 @@ public class JvmExecutor implements GraphExecutor {
         for (KernelGraph.Task t : graph.tasks()) {
             long t0 = taskNanos == null ? 0 : System.nanoTime();
             try {
-                MethodHandle h = spread.computeIfAbsent(t.kernel(), k -> spreadOverArray(handle(t)));
+                MethodHandle h = spread.get(t.kernel());
+                if (h == null) {
+                    h = spreadOverArray(handle(t));
+                    spread.putIfAbsent(t.kernel(), h);
+                }
                 h.invokeExact(t.args());
             } catch (RuntimeException | Error e) {
                 throw e;
