@@ -12,8 +12,9 @@ import org.tornadomla.kernels.Softmax;
 /**
  * The fast attention kernels against the reference kernels, one kernel at a time, over the shapes that pick
  * each micro-kernel of {@link Gemm}: head counts that fill 4, 2 and 1 vectors and leave odd heads (3 … 136),
- * contexts that leave rows over after the 6- and 12-row blocks and end inside a tile, latent widths that
- * are not a multiple of the 64-dim value blocks, every cache dtype, two sequences of different lengths.
+ * contexts that leave rows over after the 8- and 16-row blocks and end inside a tile, latent widths that
+ * are not a multiple of the 64-dim value blocks, DeepSeek's 512 + 64 (the rows the score kernels read in
+ * place) and one wider, every cache dtype, two sequences of different lengths.
  * Relative error ≤ 1e-4 (the sums are taken in another order).
  */
 class FastKernelsTest {
@@ -37,13 +38,28 @@ class FastKernelsTest {
         check(16, 96, CacheDtype.F32, 1000, 1, 1);
     }
 
+    @Test
+    void deepSeeksLatentRowIsReadInPlaceAndWiderRowsARowAtATime() {
+        // d_c + d_r = 576, Gemm.ROW: the score kernels' constant stride, the rows read where they lie (f32) or
+        // decoded at that stride; 592 is wider than the kernels take
+        for (int heads : new int[] {1, 16, 17, 48, 128}) {
+            for (CacheDtype dt : CacheDtype.values()) check(heads, 512, 64, dt, 150, 2, 2);
+        }
+        check(16, 528, 64, CacheDtype.F32, 150, 2, 2);
+        check(40, 528, 64, CacheDtype.BF16, 150, 1, 1);
+    }
+
     private static void check(int heads, int dc, CacheDtype dt, int cap, int B, int T) {
-        String what = "H=" + heads + " dc=" + dc + " " + dt + " B=" + B + " T=" + T;
-        MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
+        check(heads, dc, DR, dt, cap, B, T);
+    }
+
+    private static void check(int heads, int dc, int dr, CacheDtype dt, int cap, int B, int T) {
+        String what = "H=" + heads + " dc=" + dc + " dr=" + dr + " " + dt + " B=" + B + " T=" + T;
+        MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, dr, 8, 10000, 1e-6, 4096, 1, null);
         LatentCache cache = new LatentCache(c, B, cap, dt);
-        for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(11 + b, cap * dc), TestData.gaussian(21 + b, cap * DR));
+        for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(11 + b, cap * dc), TestData.gaussian(21 + b, cap * dr));
         int rows = B * T;
-        float[] qLat = TestData.gaussian(1, rows * heads * dc), q = TestData.gaussian(2, rows * heads * (DN + DR));
+        float[] qLat = TestData.gaussian(1, rows * heads * dc), q = TestData.gaussian(2, rows * heads * (DN + dr));
         int[] seqStart = java.util.Arrays.copyOf(new int[] {cap - T - 7, 61}, B);   // partial tiles and blocks, different lengths
         int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, B, T, cap);
         float scale = 0.09f;
@@ -52,8 +68,8 @@ class FastKernelsTest {
         byte[] by = cache.bytes();
 
         float[] sRef = new float[rows * heads * cap], sFast = new float[rows * heads * cap];
-        AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, meta, rows, cap, cap, heads, DN, DR, dc, scale);
-        FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, meta, rows, cap, cap, heads, DN, DR, dc, scale);
+        AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, meta, rows, cap, cap, heads, DN, dr, dc, scale);
+        FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, meta, rows, cap, cap, heads, DN, dr, dc, scale);
         TestData.assertClose(sRef, sFast, 1e-4, what + " scores");
 
         Softmax.softmax(sRef, meta, rows, cap, heads);
@@ -61,9 +77,9 @@ class FastKernelsTest {
         TestData.assertClose(sRef, sFast, 1e-4, what + " softmax");
 
         float[] oRef = new float[rows * heads * dc], oFast = new float[rows * heads * dc];
-        AbsorbedAttention.absorbedValues(sRef, f, h, by, dt.code, oRef, meta, rows, cap, cap, heads, dc, DR);
+        AbsorbedAttention.absorbedValues(sRef, f, h, by, dt.code, oRef, meta, rows, cap, cap, heads, dc, dr);
         java.util.Arrays.fill(oFast, Float.NaN);
-        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, meta, rows, cap, cap, heads, dc, DR);
+        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, meta, rows, cap, cap, heads, dc, dr);
         TestData.assertClose(oRef, oFast, 1e-4, what + " values");
 
         for (int splits : new int[] {1, 3}) {
@@ -71,9 +87,9 @@ class FastKernelsTest {
             float[] sTile = new float[parts * 16];
             float[] opRef = new float[parts * dc], mlRef = new float[2 * parts], olRef = new float[rows * heads * dc];
             float[] opFast = new float[parts * dc], mlFast = new float[2 * parts], olFast = new float[rows * heads * dc];
-            OnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opRef, mlRef, meta, rows, cap, heads, DN, DR, dc, scale, 16, splits);
+            OnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opRef, mlRef, meta, rows, cap, heads, DN, dr, dc, scale, 16, splits);
             OnlineSoftmax.combine(opRef, mlRef, olRef, rows, heads, splits, dc);
-            FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opFast, mlFast, meta, rows, cap, heads, DN, DR, dc, scale, 16, splits);
+            FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, sTile, opFast, mlFast, meta, rows, cap, heads, DN, dr, dc, scale, 16, splits);
             FastOnlineSoftmax.combine(opFast, mlFast, olFast, rows, heads, splits, dc);
             TestData.assertClose(olRef, olFast, 1e-4, what + " tiled, " + splits + " splits");
             // the reference's absorbed output is the same function
