@@ -59,6 +59,7 @@ public final class FastOnlineSoftmax {
                 n = Math.min(tile - j0 % tile, hi - j0);
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
                 float[] src = dtype == CacheLayout.F32 && FastAttention.inOneBlock(j0, n, blockSize) ? kvFloats : buf;
+                if (src == kvFloats) Vec.touch(src, off, off + n * w);     // in order first, as FastAttention's values do
                 Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
                 update(st, n, hp, stats, j0 == lo);
                 for (int h = 0; h < heads; h++) {
