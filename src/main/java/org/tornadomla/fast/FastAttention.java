@@ -52,6 +52,8 @@ import static org.tornadomla.fast.Vec.L;
  * B8), the step 4.96 ms, 1.24–1.32× faster than PyTorch with OpenBLAS in three runs the same hour. After
  * version 5 and the benchmark's wait for the JIT (bench.Timing; 536.7 GFLOP/s): scores 72 %, values 68 % at B1
  * (71 % and 67 % at B8), the step 4.7–4.9 ms, 1.32–1.34× faster than PyTorch in three runs (docs/benchmarks.md).
+ * After version 6 and {@link Gemm}'s version 4 (540 GFLOP/s): scores 77 %, values 69 % at B1 (74 % and 70 % at
+ * B8), the step 4.7 ms, 1.33× faster than PyTorch; B1 H16 T16384 1.90× (1.72× before).
  * An 8-head × 3-vector values kernel over runs of 128 rows was 0.05 ms faster alone (1.24–1.27 against
  * 1.29–1.31 ms) and is left out: a second family of value kernels for 1 % of the step.
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
