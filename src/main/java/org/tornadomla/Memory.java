@@ -19,7 +19,7 @@ public final class Memory {
         long free = available();
         if (bytes > free) {
             throw new MlaException(what + " needs " + mb(bytes) + " MB, the JVM has about " + mb(free) + " MB free of "
-                    + mb(Runtime.getRuntime().maxMemory()) + " MB (raise -Xmx, e.g. MLA_JAVA_OPTS=-Xmx16g for ./mla, or ask for less)");
+                    + mb(Runtime.getRuntime().maxMemory()) + " MB (give the JVM a larger heap with -Xmx, for ./mla MLA_JAVA_OPTS=-Xmx16g, or ask for less)");
         }
     }
 

@@ -63,6 +63,11 @@ public final class MlaLayer implements AutoCloseable {
         this(weights, new JvmExecutor());
     }
 
+    /**
+     * A layer whose graphs run on {@code executor}: {@code Backends.create("java-reference" | "java-fast[:N]" |
+     * "tornado[:B:D]")}, or an executor made directly. The layer does not own the executor: close it yourself
+     * once no layer uses it (one executor may serve several layers, one at a time).
+     */
     public MlaLayer(MlaWeights weights, GraphExecutor executor) {
         this.w = Objects.requireNonNull(weights, "weights");
         this.c = weights.config();
@@ -432,7 +437,7 @@ public final class MlaLayer implements AutoCloseable {
                         + size("split outputs", mul(parts, dc)) + size("split maxima and sums", mul(2, parts));
             }
         }
-        Memory.require(4 * total, (projections ? "a forward step" : "the attention core") + " of " + rows + " token rows over a cache of "
+        Memory.require(4 * total, (projections ? "a forward step" : "the attention core") + " of " + rows + (rows == 1 ? " token row" : " token rows") + " over a cache of "
                 + cap + " (" + opt.path() + ")");
     }
 
@@ -479,7 +484,10 @@ public final class MlaLayer implements AutoCloseable {
         }
     }
 
-    /** Releases what the executor holds for this layer's graphs (device memory under TornadoVM). */
+    /**
+     * Releases what the executor holds for this layer's graphs (device memory under TornadoVM); it does not close
+     * the executor. The layer stays usable: a later step builds its graphs again. Closing twice is harmless.
+     */
     @Override
     public void close() {
         for (Step s : steps.values()) executor.release(s.graph);

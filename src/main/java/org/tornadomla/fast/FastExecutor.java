@@ -74,6 +74,8 @@ public final class FastExecutor extends JvmExecutor {
     private final SpinPool spin;
     /** Whether {@link #close()} stops {@link #spin} (it was made for this executor). */
     private final boolean ownsSpin;
+    /** Set by {@link #close()}: a closed executor refuses to run (with its own pool, its threads are gone). */
+    private volatile boolean closed;
 
     /** The pool of every {@code new FastExecutor()}: one thread per core, made on first use. */
     private static final class Shared {
@@ -117,6 +119,10 @@ public final class FastExecutor extends JvmExecutor {
      */
     @Override
     public void execute(KernelGraph graph, long[] taskNanos) {
+        if (closed) throw new MlaException("this java-fast executor is closed; make a new one (Backends.create(\"java-fast\") or new FastExecutor())");
+        if (pool != null && pool.isShutdown()) {
+            throw new MlaException("the ForkJoinPool this java-fast executor runs on is shut down; give it a running pool");
+        }
         if (spin != null) {
             ScopedValue.where(Parallel.POOL, spin).run(() -> super.execute(graph, taskNanos));
         } else if (ForkJoinTask.getPool() == pool) {
@@ -126,8 +132,13 @@ public final class FastExecutor extends JvmExecutor {
         }
     }
 
+    /**
+     * Stops this executor's own threads (made by {@link #FastExecutor(int)}); the shared pool and a caller's
+     * ForkJoin pool keep running. Either way the executor refuses to run graphs afterwards. Closing twice is harmless.
+     */
     @Override
     public void close() {
+        closed = true;
         if (ownsSpin) spin.close();
     }
 

@@ -5,7 +5,7 @@ public interface GraphExecutor extends AutoCloseable {
     /** Runs every task of the graph once, in order. INPUT buffers are read as they are now. */
     void execute(KernelGraph graph);
 
-    /** What ran the last graph, in words, e.g. "java (reference kernels, sequential)". */
+    /** What ran the last graph, in words, e.g. "java (reference kernels, sequential on the JVM)". */
     String device();
 
     /**
@@ -53,6 +53,12 @@ public interface GraphExecutor extends AutoCloseable {
     default void release(KernelGraph graph) {
     }
 
+    /**
+     * Releases what the executor holds. Whoever made the executor closes it, once no layer uses it (an
+     * {@code MlaLayer} does not close its executor: one executor may serve several layers). A java-fast executor
+     * refuses to run afterwards; the reference executor holds nothing, and TornadoVM's releases its device plans and
+     * makes them again if it is used once more. Closing twice is harmless.
+     */
     @Override
     default void close() {
     }

@@ -88,4 +88,29 @@ class FastExecutorTest {
         }
         assertTrue(fast.device().startsWith("java-fast"));
     }
+
+    @Test
+    void aClosedExecutorOrAShutDownPoolRefusesToRun() {
+        MlaConfig c = blocked();
+        MlaWeights w = MlaWeights.random(c, 4);
+        float[] x = TestData.gaussian(3, c.hiddenSize());
+        FastExecutor own = new FastExecutor(2);
+        MlaLayer layer = new MlaLayer(w, own);
+        LatentCache cache = layer.newCache(1, 8, CacheDtype.F32);
+        layer.decode(cache, x, AttentionPath.ABSORBED);
+        own.close();
+        own.close();                                                   // twice: harmless
+        org.tornadomla.MlaException closed = assertThrows(org.tornadomla.MlaException.class,
+                () -> layer.decode(cache, x, AttentionPath.ABSORBED));
+        assertTrue(closed.getMessage().contains("executor is closed"), closed.getMessage());
+        assertEquals(1, cache.length(0), "the refused step appended nothing");
+
+        java.util.concurrent.ForkJoinPool pool = new java.util.concurrent.ForkJoinPool(2);
+        MlaLayer onPool = new MlaLayer(w, new FastExecutor(pool));
+        LatentCache c2 = onPool.newCache(1, 8, CacheDtype.F32);
+        pool.shutdown();
+        org.tornadomla.MlaException down = assertThrows(org.tornadomla.MlaException.class,
+                () -> onPool.decode(c2, x, AttentionPath.ABSORBED));
+        assertTrue(down.getMessage().contains("ForkJoinPool") && down.getMessage().contains("shut down"), down.getMessage());
+    }
 }
