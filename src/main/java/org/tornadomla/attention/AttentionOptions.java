@@ -27,6 +27,7 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) 
         }
     }
 
+    /** The path with the default tile ({@value #DEFAULT_TILE} positions) and an automatic split count. */
     public static AttentionOptions of(AttentionPath path) {
         return new AttentionOptions(path, DEFAULT_TILE, DEFAULT_SPLITS);
     }

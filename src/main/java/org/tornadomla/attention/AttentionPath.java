@@ -13,6 +13,7 @@ public enum AttentionPath {
     /** ABSORBED with an online softmax over tiles, split-KV and a combine of the splits by their softmax maxima and sums. */
     TILED;
 
+    /** "naive", "absorbed" or "tiled", case-insensitive. */
     public static AttentionPath parse(String s) {
         java.util.Objects.requireNonNull(s, "s");
         for (AttentionPath p : values()) {

@@ -25,6 +25,7 @@ public enum CacheDtype {
         this.bytes = bytes;
     }
 
+    /** "f32", "bf16", "int8" or "fp8", case-insensitive. */
     public static CacheDtype parse(String s) {
         java.util.Objects.requireNonNull(s, "s");
         for (CacheDtype d : values()) {

@@ -164,6 +164,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     /** The preset names {@link #preset(String)} knows. */
     public static final List<String> PRESETS = List.of("deepseek-v3", "deepseek-v2-lite");
 
+    /** A built-in config by name, case-insensitive: one of {@link #PRESETS} ("deepseek-v3", "deepseek-v2-lite"). */
     public static MlaConfig preset(String name) {
         Objects.requireNonNull(name, "name");
         return switch (name.toLowerCase(Locale.ROOT)) {

@@ -248,10 +248,19 @@ public final class MlaWeights {
         return info;
     }
 
+    /**
+     * Layer {@code layer} of a checkpoint at {@code path}: one .safetensors file, a directory of them, or a
+     * sharded checkpoint's model.safetensors.index.json. Held as fp8 when every projection of the layer is
+     * stored as F8_E4M3, f32 otherwise ({@link #load(Path, MlaConfig, int, WeightDtype)} chooses).
+     */
     public static MlaWeights load(Path path, MlaConfig c, int layer) {
         return load(path, c, layer, null);
     }
 
+    /**
+     * As {@link #load(Path, MlaConfig, int)}, with the projections held as {@code dtype} (null: fp8 for an FP8
+     * checkpoint, f32 otherwise). The files are memory-mapped while loading and closed before this returns.
+     */
     public static MlaWeights load(Path path, MlaConfig c, int layer, WeightDtype dtype) {
         Objects.requireNonNull(path, "path");
         try (TensorSource src = TensorSource.open(path)) {

@@ -28,7 +28,7 @@ public enum WeightDtype {
         this.bytesPerNumber = bytesPerNumber;
     }
 
-    /** "f32", "bf16" or "fp8", case-insensitive. */
+    /** "f32" (or "fp32", "float32"), "bf16" (or "bfloat16"), "fp8" (or "f8", "e4m3"), case-insensitive. */
     public static WeightDtype parse(String s) {
         Objects.requireNonNull(s, "s");
         return switch (s.toLowerCase(Locale.ROOT)) {

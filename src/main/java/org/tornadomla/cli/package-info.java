@@ -1,0 +1,2 @@
+/** The {@code mla} command line (picocli): one class per subcommand. A tool, not library API. */
+package org.tornadomla.cli;
