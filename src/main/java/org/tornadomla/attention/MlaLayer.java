@@ -102,12 +102,16 @@ public final class MlaLayer implements AutoCloseable {
         return LatentCache.paged(c, maxSeqs, maxSeqLen, numBlocks, blockSize, Objects.requireNonNull(dtype, "dtype"));
     }
 
-    /** Prefill (or a prefill chunk) of {@code tokens} tokens per sequence; returns y [B, tokens, D]. */
+    /**
+     * Prefill (or a prefill chunk) of {@code tokens} tokens per sequence; returns y [B, tokens, D]. B is every
+     * sequence slot of the cache ({@link LatentCache#batch()}), and each must be in use; to run some sequences of a
+     * paged cache, use {@link #forward(LatentCache, int[], int[], float[], AttentionOptions)}.
+     */
     public float[] prefill(LatentCache cache, float[] x, int tokens, AttentionPath path) {
         return forward(cache, x, tokens, AttentionOptions.of(Objects.requireNonNull(path, "path")));
     }
 
-    /** One decode step: one token per sequence, x [B, D]; returns y [B, D]. */
+    /** One decode step: one token per sequence slot, x [B, D] (B as for {@link #prefill}); returns y [B, D]. */
     public float[] decode(LatentCache cache, float[] x, AttentionPath path) {
         return forward(cache, x, 1, AttentionOptions.of(Objects.requireNonNull(path, "path")));
     }
@@ -208,6 +212,14 @@ public final class MlaLayer implements AutoCloseable {
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
         int total = (int) totalTokens(seqIds, queryLens);
+        for (int i = 0; uniform && i < seqIds.length; i++) {
+            // first: with a free slot the expected shape below would mislead
+            if (!cache.contains(seqIds[i])) {
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                        + "), but sequence " + seqIds[i] + " is not in it (freed, or never added): pass the live sequences to "
+                        + "forward(cache, seqIds, queryLens, x, opt)");
+            }
+        }
         long expected = (long) total * c.hiddenSize();
         if (x.length != expected) {
             String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
@@ -218,11 +230,6 @@ public final class MlaLayer implements AutoCloseable {
         int[] first = new int[seqIds.length];
         long maxPos = 0;
         for (int i = 0; i < seqIds.length; i++) {
-            if (uniform && !cache.contains(seqIds[i])) {
-                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
-                        + "), but sequence " + seqIds[i] + " is not in it (freed, or never added): pass the live sequences to "
-                        + "forward(cache, seqIds, queryLens, x, opt)");
-            }
             cache.checkSequence(seqIds[i]);
             first[i] = cache.length(seqIds[i]);
             maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);

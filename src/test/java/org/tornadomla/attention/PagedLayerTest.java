@@ -232,13 +232,19 @@ public class PagedLayerTest {
         cache.addSequence();
         cache.addSequence();
         int d = C.hiddenSize();
-        // the input's length is checked first: a wrong one names the shape a uniform step expects
+        // the free slots are named first, whatever x holds: rows for the 2 live sequences (what a user tries
+        // first) must not get "expected shape [4, 1, d]" back, which would send them to pad a free slot
+        for (int rows : new int[] {2, 4}) {
+            MlaException slots = assertThrows(MlaException.class, () -> REF.decode(cache, new float[rows * d], AttentionPath.TILED));
+            assertTrue(slots.getMessage().contains("every sequence slot of the cache (0 … 3), but sequence 2 is not in it")
+                    && slots.getMessage().contains("forward(cache, seqIds, queryLens, x, opt)"), slots.getMessage());
+        }
+        assertEquals(0, cache.length(0));
+        // every slot in use: a wrong length names the shape a uniform step expects
+        cache.addSequence();
+        cache.addSequence();
         MlaException wrong = assertThrows(MlaException.class, () -> REF.decode(cache, new float[3], AttentionPath.TILED));
         assertEquals("input x: expected shape [4, 1, " + d + "] (" + 4 * d + " floats), found 3 floats", wrong.getMessage());
-        MlaException slots = assertThrows(MlaException.class, () -> REF.decode(cache, new float[4 * d], AttentionPath.TILED));
-        assertTrue(slots.getMessage().contains("every sequence slot of the cache (0 … 3), but sequence 2 is not in it")
-                && slots.getMessage().contains("forward(cache, seqIds, queryLens, x, opt)"), slots.getMessage());
-        assertEquals(0, cache.length(0));
     }
 
     @Test
