@@ -38,6 +38,10 @@ import java.util.Map;
 public final class GpuReport {
     public static final String SUMMARY = "summary.md", CHART = "bench-chart.png";
 
+    /** The files the kit's run.sh leaves that a report is made from. */
+    static final List<String> KIT_FILES = List.of("run-log.tsv", "devices.txt", "check.txt", "bench.csv", "bench-transfers.csv",
+            "layer.csv", "torch.csv", "torch-peaks.csv", "nvidia-smi.csv");
+
     private final Path dir;
     private final List<String> missing = new ArrayList<>();
     private Map<String, String[]> log = Map.of();
@@ -49,6 +53,11 @@ public final class GpuReport {
     /** Writes {@code dir}/summary.md (and the chart when bench.csv has rows); returns the summary's path. */
     public static Path write(Path dir) {
         if (!Files.isDirectory(dir)) throw new MlaException("gpu-report: expected the kit's output folder, found no folder " + dir);
+        if (KIT_FILES.stream().noneMatch(f -> Files.exists(dir.resolve(f)))) {
+            // another folder: its summary.md (if any) is not ours to replace
+            throw new MlaException("gpu-report: expected the GPU kit's outputs in " + dir + " (" + String.join(", ", KIT_FILES)
+                    + "), found none of them; nothing written");
+        }
         return new GpuReport(dir).build();
     }
 

@@ -113,7 +113,7 @@ public final class BenchCommand implements Callable<Integer> {
     private Path csv;
     private boolean csvToStdout;
 
-    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines")
+    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines (folders made as needed)")
     Path chart;
 
     @Option(names = "--roofline", description = "measure FMA throughput and memory bandwidth and print each result as a percentage")
@@ -212,6 +212,11 @@ public final class BenchCommand implements Callable<Integer> {
             out.println(header);
             out.flush();
             runShapes(out, shapes, executors, budget, refLimit, chkLimit, limits, t0);
+            if (results.isEmpty() && layerCsv == null && !timeLimitReached) {
+                // nothing measured: leave any file already at --csv or --chart as it was
+                for (GraphExecutor ex : executors.values()) ex.close();
+                throw new MlaException("every shape was skipped (the reasons are above): nothing measured, no CSV or chart written");
+            }
         }
         if (layerCsv != null) runLayer(out, executors, t0);
         saveCsvs();
@@ -322,8 +327,13 @@ public final class BenchCommand implements Callable<Integer> {
         if (layerCsv != null) writeLines(layerCsv, LayerBench.CSV_HEADER, layerResults.stream().map(LayerBench.Result::csv).toList());
     }
 
+    /** Whether a shape was skipped for --time-limit-s (the GPU kit's budget: not an error, the CSV says what ran). */
+    private boolean timeLimitReached;
+
     private boolean pastTimeLimit(long t0) {
-        return timeLimitS != null && (System.nanoTime() - t0) / 1e9 > timeLimitS;
+        boolean past = timeLimitS != null && (System.nanoTime() - t0) / 1e9 > timeLimitS;
+        timeLimitReached |= past;
+        return past;
     }
 
     /**

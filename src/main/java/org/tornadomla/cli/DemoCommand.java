@@ -70,6 +70,10 @@ public final class DemoCommand implements Callable<Integer> {
             throw new MlaException("--prefill " + prefill + " and --steps " + steps + " reach past max_position_embeddings " + cfg.maxPositionEmbeddings());
         }
         Memory.arrayLength((long) batch * (prefill + steps) * hidden, "the demo's inputs and outputs ([batch, prefill + steps, hidden])");
+        // the prompt, the decode inputs, two paths' outputs and a prefill's y live at once (the layer checks its own)
+        Memory.require(4L * hidden * batch * (4L * prefill + 3L * steps), "the demo's inputs and outputs for batch " + batch
+                + ", " + prefill + " + " + steps + " tokens of hidden " + hidden);
+        for (AttentionPath path : AttentionPath.values()) kernel.options(path);   // --tile, --splits: refused before any work
         CacheDtype dtype = kernel.dtype();
         WeightDtype wdt = WeightDtype.parse(weightsDtype);
         GraphExecutor executor = kernel.executor(out, "java-fast");

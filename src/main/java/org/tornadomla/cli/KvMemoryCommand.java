@@ -51,7 +51,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
     @Option(names = "--groups", defaultValue = "8", description = "KV heads of the GQA row for MLA models (default: ${DEFAULT-VALUE})")
     int groups;
 
-    @Option(names = "--chart", description = "write a PNG: bytes per token for the whole model, per model and scheme")
+    @Option(names = "--chart", description = "write a PNG: bytes per token for the whole model, per model and scheme (folders made as needed)")
     Path chart;
 
     @Option(names = "--lengths", split = ",", description = "a ragged batch: each request's tokens; measures a contiguous "

@@ -37,7 +37,7 @@ public final class MlaCommand implements Runnable {
         cl.setErr(err);
         cl.setExecutionExceptionHandler((thrown, cmd, parsed) -> {
             cmd.getOut().flush();
-            // picocli hands an Error (OutOfMemoryError, StackOverflowError) over wrapped in its ExecutionException
+            // picocli may hand an Error over wrapped in its ExecutionException; one it lets through, execute() catches
             Throwable ex = thrown instanceof CommandLine.ExecutionException && thrown.getCause() != null ? thrown.getCause() : thrown;
             if (ex instanceof MlaException) {
                 return fail(cmd.getErr(), "mla: error: " + ex.getMessage(), BAD_INPUT);
@@ -105,6 +105,22 @@ public final class MlaCommand implements Runnable {
     public static void main(String[] args) {
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(System.err, true);
-        System.exit(commandLine(out, err).execute(args));
+        System.exit(execute(commandLine(out, err), args));
+    }
+
+    /**
+     * Runs the command line; an Error that picocli lets through (it wraps Exceptions only) ends as one line
+     * too: out of memory as bad input (exit 2), anything else as an internal error (exit 1).
+     */
+    static int execute(CommandLine cl, String... args) {
+        try {
+            return cl.execute(args);
+        } catch (OutOfMemoryError e) {
+            return fail(cl.getErr(), "mla: error: out of memory (" + e.getMessage() + "): give the JVM more heap "
+                    + "(MLA_JAVA_OPTS=-Xmx16g for ./mla) or ask for less", BAD_INPUT);
+        } catch (Error e) {
+            if (System.getenv("MLA_DEBUG") != null) e.printStackTrace(cl.getErr());
+            return fail(cl.getErr(), "mla: internal error: " + e + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
+        }
     }
 }

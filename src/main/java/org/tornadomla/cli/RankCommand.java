@@ -52,7 +52,7 @@ public final class RankCommand implements Callable<Integer> {
     @Option(names = "--to-mla", description = "write the rank-r MLA-form factors of an MHA/GQA layer to --output")
     Integer toMla;
 
-    @Option(names = "--output", description = "safetensors file for --to-mla or --generate")
+    @Option(names = "--output", description = "safetensors file for --to-mla or --generate (folders made as needed)")
     Path output;
 
     @Option(names = "--heads", description = "query heads of an MHA/GQA layer (for --to-mla's attention error)")
@@ -61,7 +61,7 @@ public final class RankCommand implements Callable<Integer> {
     @Option(names = "--head-dim", defaultValue = "128", description = "head dimension of an MHA/GQA layer (default: ${DEFAULT-VALUE})")
     int headDim;
 
-    @Option(names = "--chart", description = "PNG: the singular value spectrum and the error against rank")
+    @Option(names = "--chart", description = "PNG: the singular value spectrum and the error against rank (folders made as needed)")
     Path chart;
 
     @Option(names = "--generate", description = "write an MHA layer with a planted rank to --output instead of analysing one")

@@ -57,7 +57,7 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Option(names = "--input", required = true, description = "safetensors file with prefill_input and decode_input_<k>")
     Path input;
 
-    @Option(names = "--output", required = true, description = "safetensors file to write")
+    @Option(names = "--output", required = true, description = "safetensors file to write (folders made as needed)")
     Path output;
 
     @Option(names = "--path", defaultValue = "absorbed", description = "naive, absorbed or tiled (default: ${DEFAULT-VALUE})")

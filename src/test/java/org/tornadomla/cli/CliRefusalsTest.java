@@ -215,4 +215,18 @@ class CliRefusalsTest {
         refused("block size must be in 1 … 65536 tokens, found 0", "store-bench", "--store", "redis://127.0.0.1:" + port, "--block-size", "0");
         refused("Missing required option: '--store=<store>'", "pd-demo");
     }
+
+    @Test
+    void aBenchThatMeasuresNothingLeavesItsOutputsAlone() throws IOException {
+        Files.writeString(dir.resolve("keep.csv"), "precious\n");
+        Files.writeString(dir.resolve("keep.png"), "precious too\n");
+        refused("every shape was skipped", "bench", "--backend", "java-reference", "--heads", "16", "--context", "512",
+                "--batch", "100000000", "--csv", dir.resolve("keep.csv").toString(), "--chart", dir.resolve("keep.png").toString());
+    }
+
+    @Test
+    void gpuReportOnAFolderWithoutTheKitsOutputsWritesNothing() throws IOException {
+        Files.writeString(dir.resolve("summary.md"), "my notes\n");
+        refused("found none of them", "gpu-report", dir.toString());
+    }
 }

@@ -40,8 +40,28 @@ class CliTest {
 
     static Run mla(String... args) {
         StringWriter o = new StringWriter(), e = new StringWriter();
-        int code = MlaCommand.commandLine(new PrintWriter(o, true), new PrintWriter(e, true)).execute(args);
+        int code = MlaCommand.execute(MlaCommand.commandLine(new PrintWriter(o, true), new PrintWriter(e, true)), args);
         return new Run(code, o.toString(), e.toString());
+    }
+
+    @picocli.CommandLine.Command(name = "oom")
+    static final class OutOfHeap implements Runnable {
+        @Override
+        public void run() {
+            throw new OutOfMemoryError("Java heap space");
+        }
+    }
+
+    @Test
+    void anOutOfMemoryErrorEndsAsOneLineAndExitCode2() {
+        // a command that runs out of heap where no check foresaw it: picocli lets the Error through
+        StringWriter e = new StringWriter();
+        picocli.CommandLine cl = new picocli.CommandLine(new OutOfHeap());
+        cl.setErr(new PrintWriter(e, true));
+        int code = MlaCommand.execute(cl);
+        assertEquals(MlaCommand.BAD_INPUT, code, e.toString());
+        assertEquals("mla: error: out of memory (Java heap space): give the JVM more heap (MLA_JAVA_OPTS=-Xmx16g for ./mla) "
+                + "or ask for less", e.toString().strip());
     }
 
     @BeforeEach
