@@ -164,14 +164,33 @@ public final class RunLayerCommand implements Callable<Integer> {
             }
             for (int k = 0; k < steps; k++) require(in, "decode_input_" + k, "").requireShape(batch, 1, d);
             if (uniform) {
-                prompts.add(in.readFloats("prefill_input"));
+                prompts.add(finite(in, input, "prefill_input"));
             } else {
-                for (int b = 0; b < batch; b++) prompts.add(in.readFloats("prefill_input." + b));
+                for (int b = 0; b < batch; b++) prompts.add(finite(in, input, "prefill_input." + b));
             }
             List<float[]> decodes = new ArrayList<>();
-            for (int k = 0; k < steps; k++) decodes.add(in.readFloats("decode_input_" + k));
+            for (int k = 0; k < steps; k++) decodes.add(finite(in, input, "decode_input_" + k));
             return new Input(uniform, lengths, prompts, decodes);
         }
+    }
+
+    /** An input tensor's numbers, refused (before the weights are loaded) where one is NaN or infinite. */
+    private static float[] finite(SafeTensorsFile in, Path input, String name) {
+        float[] x = in.readFloats(name);
+        for (int i = 0; i < x.length; i++) {
+            if (!Float.isFinite(x[i])) {
+                long[] shape = in.info(name).shape();
+                long[] at = new long[shape.length];
+                long rest = i;
+                for (int k = shape.length - 1; k >= 0; k--) {
+                    at[k] = rest % shape[k];
+                    rest /= shape[k];
+                }
+                throw new MlaException("input " + input + ": tensor '" + name + "' holds " + x[i] + " at " + MlaException.shape(at)
+                        + "; expected finite numbers");
+            }
+        }
+        return x;
     }
 
     /** Whether holding weights stored as {@code stored} in {@code dtype} rounds them. */

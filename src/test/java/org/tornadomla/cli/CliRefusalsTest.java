@@ -229,4 +229,17 @@ class CliRefusalsTest {
         Files.writeString(dir.resolve("summary.md"), "my notes\n");
         refused("found none of them", "gpu-report", dir.toString());
     }
+
+    @Test
+    void aNonFiniteInputIsNamedByItsTensorBeforeTheWeightsLoad() throws IOException {
+        int d = cfg.hiddenSize();
+        float[] bad = TestData.gaussian(5, 3 * d);
+        bad[d + 7] = Float.NaN;                                          // prefill_input [0, 1, 7]
+        SafeTensorsWriter w = new SafeTensorsWriter();
+        w.add("prefill_input", new long[] {1, 3, d}, bad);
+        Path nan = dir.resolve("nan.safetensors");
+        w.write(nan);
+        String err = refused("tensor 'prefill_input' holds NaN at [0, 1, 7]; expected finite numbers", runLayer(nan, out));
+        assertTrue(err.contains(nan.toString()), err);
+    }
 }
