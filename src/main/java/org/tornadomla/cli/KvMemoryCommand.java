@@ -39,7 +39,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
             + "from num_key_value_heads and head_dim)")
     Path config;
 
-    @Option(names = "--dtype", split = ",", defaultValue = "bf16", description = "f32, bf16, fp8, int8 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--dtype", split = ",", defaultValue = "bf16", description = "f32, bf16, fp8, int8; f16 too for the per-model table (default: ${DEFAULT-VALUE})")
     List<String> dtypes;
 
     @Option(names = "--context", defaultValue = "4096", description = "tokens per request (default: ${DEFAULT-VALUE})")

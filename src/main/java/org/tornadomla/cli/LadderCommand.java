@@ -60,6 +60,9 @@ public final class LadderCommand implements Callable<Integer> {
         if (docs) return writeDocs(out, s);
         boolean tornado = backend.equals("tornado");
         if (device != null && !tornado) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        if (step != null && !tornado && Steps.all().get(step - 1).tornadoOnly()) {
+            throw new MlaException("step " + step + " (" + Steps.all().get(step - 1).title() + ") runs only on TornadoVM: add --backend tornado");
+        }
         String name = device != null ? "tornado:" + device : backend;
         try (GraphExecutor plain = Backends.create(name, new Backends.Options(0, null, false));
              GraphExecutor kernelContext = tornado ? Backends.create(name, new Backends.Options(0, null, true)) : null) {

@@ -220,7 +220,7 @@ public final class RankCommand implements Callable<Integer> {
     /** An MHA/GQA layer whose [k_proj; v_proj] has rank {@code plantedRank} (plus 1e-4 noise). */
     private Integer generate(PrintWriter out) {
         if (output == null) throw new MlaException("--generate needs --output FILE");
-        if (hidden < 1 || kvHeads < 1) throw new MlaException("--hidden and --kv-heads must be >= 1");
+        if (hidden < 1 || kvHeads < 1) throw new MlaException("--hidden and --kv-heads must be >= 1, found " + hidden + " and " + kvHeads);
         OutputFiles.check(output, List.of());
         int kvRows = Memory.arrayLength((long) kvHeads * headDim, "k_proj rows");
         Memory.arrayLength(2L * kvRows * hidden, "[k_proj; v_proj]");

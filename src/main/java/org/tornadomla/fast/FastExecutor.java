@@ -119,7 +119,9 @@ public final class FastExecutor extends JvmExecutor {
      */
     @Override
     public void execute(KernelGraph graph, long[] taskNanos) {
-        if (closed) throw new MlaException("this java-fast executor is closed; make a new one (Backends.create(\"java-fast\") or new FastExecutor())");
+        if (closed) {
+            throw new MlaException("this java-fast executor is closed; make a new one (Backends.create(\"java-fast\") or new FastExecutor())");
+        }
         if (pool != null && pool.isShutdown()) {
             throw new MlaException("the ForkJoinPool this java-fast executor runs on is shut down; give it a running pool");
         }

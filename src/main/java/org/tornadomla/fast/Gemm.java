@@ -35,7 +35,8 @@ import static org.tornadomla.fast.Vec.L;
  *   version 4).</li>
  *   <li>the score kernels address the cached rows at the constant stride {@link #ROW} (576, DeepSeek's d_c +
  *   d_r), and s16x1 replaces s12x1 (a 64-row tile left 4 rows to a one-accumulator loop that waits on the FMA
- *   latency, about half the time of the other 60 by the arithmetic): alone on one core s8x3 269 GFLOP/s (233 before), 16 heads 226 (133).</li>
+ *   latency, about half the time of the other 60 by the arithmetic): alone on one core s8x3 269 GFLOP/s (233
+ *   before), 16 heads 226 (133).</li>
  * </ol>
  */
 final class Gemm {

@@ -242,4 +242,9 @@ class CliRefusalsTest {
         String err = refused("tensor 'prefill_input' holds NaN at [0, 1, 7]; expected finite numbers", runLayer(nan, out));
         assertTrue(err.contains(nan.toString()), err);
     }
+
+    @Test
+    void aLadderStepThatOnlyRunsOnTornadoVmSaysSoWithoutIt() throws IOException {
+        refused("runs only on TornadoVM: add --backend tornado", "ladder", "--step", "7");
+    }
 }
