@@ -106,14 +106,16 @@ public final class BenchCommand implements Callable<Integer> {
     List<String> paths;
 
     @Option(names = "--csv", arity = "0..1", fallbackValue = "-", paramLabel = "FILE",
-            description = "write the results as CSV (" + CSV_HEADER + ") to FILE (folders made as needed); without FILE (or with -) to standard output "
+            description = "write the results as CSV (" + CSV_HEADER + ") to FILE (folders made as needed; rewritten after every "
+                    + "result, so a run stopped midway keeps what it measured); without FILE (or with -) to standard output "
                     + "once the run ends, the table and progress then going to standard error")
     String csvArg;
     /** --csv's file (null: none, or standard output when {@link #csvToStdout}). */
     private Path csv;
     private boolean csvToStdout;
 
-    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines (folders made as needed)")
+    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines (so it measures them, as "
+            + "--roofline does; folders made as needed)")
     Path chart;
 
     @Option(names = "--roofline", description = "measure FMA throughput and memory bandwidth and print each result as a percentage")
@@ -144,7 +146,8 @@ public final class BenchCommand implements Callable<Integer> {
     String weightsDtype;
 
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over a further set "
-            + "of steps, half as many as were timed (at most 200)")
+            + "of steps, half as many as were timed (at most 200); each task is timed on its own, so on small shapes, where a "
+            + "task lasts microseconds, their sum can exceed the step")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
