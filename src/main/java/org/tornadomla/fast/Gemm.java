@@ -37,6 +37,7 @@ import static org.tornadomla.fast.Vec.L;
  *   d_r), and s16x1 replaces s12x1 (a 64-row tile left 4 rows to a one-accumulator loop that waits on the FMA
  *   latency, about half the time of the other 60 by the arithmetic): alone on one core s8x3 269 GFLOP/s (233
  *   before), 16 heads 226 (133).</li>
+ *   <li>values of up to 16 heads in groups of 8 (v8x3, v8x2) instead of 6 + 6 + 2 + 2.</li>
  * </ol>
  */
 final class Gemm {
@@ -124,19 +125,121 @@ final class Gemm {
      */
     static void values(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                        float[] o, int o0, int oh) {
-        int c = c0;
-        for (; c + 4 * L <= c1; c += 4 * L) {
-            int h = 0;
+        // up to 16 heads (DeepSeek-V3 split 8 ways): groups of 8 against 3, then 2, vectors of latent dims (512 =
+        // 10·48 + 32), where 6-head blocks would leave 4 of 16 heads to v2x4. Alone on a core 181 → 220 GFLOP/s;
+        // in the step, B1 H16 T16384, values 1.21–1.25 → 1.13–1.19 ms (five alternating runs), split_tiles 2.02–2.08
+        // → 1.93–1.99. At 128 heads the 6-head blocks measured faster in the step (1.48 against 1.60 ms), though
+        // not alone (213 against 224 GFLOP/s).
+        int h8 = heads <= 16 ? heads / 8 * 8 : 0, c = c0;
+        if (h8 > 0) {
+            for (; c + 3 * L <= c1; c += 3 * L) {
+                for (int h = 0; h < h8; h += 8) v8x3(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            }
+            for (; c + 2 * L <= c1; c += 2 * L) {
+                for (int h = 0; h < h8; h += 8) v8x2(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            }
+            rowAtATime(p, p0, ph, pj, 0, h8, k, off, w, n, c, c1, o, o0, oh);
+        }
+        // the other heads: 6, 2 or 1 at a time against 4 vectors
+        for (c = c0; h8 < heads && c + 4 * L <= c1; c += 4 * L) {
+            int h = h8;
             for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
         }
-        if (c < c1) {
-            // the last columns (fewer than 4 vectors): a row at a time
-            for (int h = 0; h < heads; h++) {
-                for (int j = 0; j < n; j++) Vec.axpy(p[p0 + h * ph + j * pj], k, off + j * w + c, o, o0 + h * oh + c, c1 - c);
-            }
+        rowAtATime(p, p0, ph, pj, h8, heads, k, off, w, n, c, c1, o, o0, oh);
+    }
+
+    /** Columns [c, c1) of heads [h0, h1), fewer than the blocks take: a row at a time. */
+    private static void rowAtATime(float[] p, int p0, int ph, int pj, int h0, int h1, float[] k, int off, int w, int n, int c, int c1,
+                                   float[] o, int o0, int oh) {
+        if (c >= c1) return;
+        for (int h = h0; h < h1; h++) {
+            for (int j = 0; j < n; j++) Vec.axpy(p[p0 + h * ph + j * pj], k, off + j * w + c, o, o0 + h * oh + c, c1 - c);
         }
+    }
+
+    /** 8 heads × 3 latent vectors: 24 accumulators; per cached row 3 loads of K and 8 broadcasts of P for 24 FMAs. */
+    private static void v8x3(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L), a22 = FloatVector.fromArray(F, o, o0 + 2 * oh + 2 * L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L), a32 = FloatVector.fromArray(F, o, o0 + 3 * oh + 2 * L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L), a42 = FloatVector.fromArray(F, o, o0 + 4 * oh + 2 * L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L), a52 = FloatVector.fromArray(F, o, o0 + 5 * oh + 2 * L);
+        FloatVector a60 = FloatVector.fromArray(F, o, o0 + 6 * oh), a61 = FloatVector.fromArray(F, o, o0 + 6 * oh + L), a62 = FloatVector.fromArray(F, o, o0 + 6 * oh + 2 * L);
+        FloatVector a70 = FloatVector.fromArray(F, o, o0 + 7 * oh), a71 = FloatVector.fromArray(F, o, o0 + 7 * oh + L), a72 = FloatVector.fromArray(F, o, o0 + 7 * oh + 2 * L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12);
+            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22);
+            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32);
+            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42);
+            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52);
+            FloatVector b6 = FloatVector.broadcast(F, p[pr + 6 * ph]);
+            a60 = k0.fma(b6, a60); a61 = k1.fma(b6, a61); a62 = k2.fma(b6, a62);
+            FloatVector b7 = FloatVector.broadcast(F, p[pr + 7 * ph]);
+            a70 = k0.fma(b7, a70); a71 = k1.fma(b7, a71); a72 = k2.fma(b7, a72);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L);
+        a60.intoArray(o, o0 + 6 * oh); a61.intoArray(o, o0 + 6 * oh + L); a62.intoArray(o, o0 + 6 * oh + 2 * L);
+        a70.intoArray(o, o0 + 7 * oh); a71.intoArray(o, o0 + 7 * oh + L); a72.intoArray(o, o0 + 7 * oh + 2 * L);
+    }
+
+    /** 8 heads × 2 latent vectors (the last 32 dims of 512): 16 accumulators. */
+    private static void v8x2(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L);
+        FloatVector a60 = FloatVector.fromArray(F, o, o0 + 6 * oh), a61 = FloatVector.fromArray(F, o, o0 + 6 * oh + L);
+        FloatVector a70 = FloatVector.fromArray(F, o, o0 + 7 * oh), a71 = FloatVector.fromArray(F, o, o0 + 7 * oh + L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31);
+            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41);
+            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51);
+            FloatVector b6 = FloatVector.broadcast(F, p[pr + 6 * ph]);
+            a60 = k0.fma(b6, a60); a61 = k1.fma(b6, a61);
+            FloatVector b7 = FloatVector.broadcast(F, p[pr + 7 * ph]);
+            a70 = k0.fma(b7, a70); a71 = k1.fma(b7, a71);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L);
+        a60.intoArray(o, o0 + 6 * oh); a61.intoArray(o, o0 + 6 * oh + L);
+        a70.intoArray(o, o0 + 7 * oh); a71.intoArray(o, o0 + 7 * oh + L);
     }
 
     /**
