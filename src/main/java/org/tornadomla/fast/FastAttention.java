@@ -54,8 +54,9 @@ import static org.tornadomla.fast.Vec.L;
  * (71 % and 67 % at B8), the step 4.7–4.9 ms, 1.32–1.34× faster than PyTorch in three runs (docs/benchmarks.md).
  * After version 6 and {@link Gemm}'s version 4 (540 GFLOP/s): scores 77 %, values 69 % at B1 (74 % and 70 % at
  * B8), the step 4.7 ms, 1.33× faster than PyTorch; B1 H16 T16384 1.90× (1.72× before).
- * An 8-head × 3-vector values kernel over runs of 128 rows was 0.05 ms faster alone (1.24–1.27 against
- * 1.29–1.31 ms) and is left out: a second family of value kernels for 1 % of the step.
+ * An 8-head × 3-vector values kernel over runs of 128 rows was 0.05 ms faster alone at 128 heads (1.24–1.27
+ * against 1.29–1.31 ms) and slower in the step over tiles of 64 (1.60 against 1.48 ms): it serves only up to 16
+ * heads ({@link Gemm}'s version 5).
  * Tried for the values and kept out, A/B in alternating runs of {@code ./mla bench --breakdown}: runs of up to
  * 256 rows read in place instead of tiles of 64 (step 5.83/5.77/5.78 ms against 5.78/5.74/5.49), and passes
  * of 32 rows so that Pᵀ and the K block share L1 (5.91/5.72/6.10 against 5.44/5.66/5.85): no gain. For the
