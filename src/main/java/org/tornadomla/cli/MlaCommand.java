@@ -49,9 +49,22 @@ public final class MlaCommand implements Runnable {
             if (System.getenv("MLA_DEBUG") != null) ex.printStackTrace(cmd.getErr());
             return fail(cmd.getErr(), "mla: internal error: " + ex + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
         });
-        cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + ex.getMessage()
+        cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + what(ex)
                 + didYouMean(ex) + " (see: " + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help)", BAD_INPUT));
         return cl;
+    }
+
+    /** picocli's message, except for a first word that is no command: "unknown command 'x'" says that plainly. */
+    static String what(CommandLine.ParameterException ex) {
+        if (ex instanceof CommandLine.UnmatchedArgumentException u && ex.getCommandLine().getParent() == null
+                && !ex.getCommandLine().getSubcommands().isEmpty() && !u.getUnmatched().isEmpty()) {
+            String first = u.getUnmatched().get(0);
+            if (!first.startsWith("-") && u.getMessage().contains("at index 0")) {
+                return "unknown command " + MlaException.quote(first) + " (commands: "
+                        + String.join(", ", ex.getCommandLine().getSubcommands().keySet()) + ")";
+            }
+        }
+        return ex.getMessage();
     }
 
     /** " (did you mean: demo?)" for a mistyped command or option picocli has a near match for, else "". */
