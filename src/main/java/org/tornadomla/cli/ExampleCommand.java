@@ -67,10 +67,22 @@ public final class ExampleCommand implements Callable<Integer> {
                 MlaWeights.gaussians(rnd, prompt * hidden, 1));
         for (int k = 0; k < decode; k++) in.add("decode_input_" + k, new long[] {1, 1, hidden}, MlaWeights.gaussians(rnd, hidden, 1));
 
-        w.addTo(new SafeTensorsWriter(), 0, DType.BF16).write(weights);
-        in.write(input);
         byte[] json = c.toJson().getBytes(StandardCharsets.UTF_8);
-        OutputFiles.write(config, out -> out.write(json));
+        try {
+            w.addTo(new SafeTensorsWriter(), 0, DType.BF16).write(weights);
+            in.write(input);
+            OutputFiles.write(config, out -> out.write(json));
+        } catch (RuntimeException e) {
+            // all three or none: a rerun would refuse a folder holding some of them
+            for (Path p : List.of(config, weights, input)) {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (java.io.IOException ignored) {
+                    // the error below is the one to report
+                }
+            }
+            throw e;
+        }
 
         PrintWriter out = spec.commandLine().getOut();
         out.printf("wrote %s (DeepSeek-V2-Lite attention, hidden %d), %s (layer 0, BF16, %.1f MB) and %s (%d prompt tokens, %d decode)%n",

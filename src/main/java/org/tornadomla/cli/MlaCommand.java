@@ -39,15 +39,7 @@ public final class MlaCommand implements Runnable {
             cmd.getOut().flush();
             // picocli may hand an Error over wrapped in its ExecutionException; one it lets through, execute() catches
             Throwable ex = thrown instanceof CommandLine.ExecutionException && thrown.getCause() != null ? thrown.getCause() : thrown;
-            if (ex instanceof MlaException) {
-                return fail(cmd.getErr(), "mla: error: " + ex.getMessage(), BAD_INPUT);
-            }
-            if (ex instanceof OutOfMemoryError) {
-                return fail(cmd.getErr(), "mla: error: out of memory (" + ex.getMessage() + "): give the JVM more heap "
-                        + "(MLA_JAVA_OPTS=-Xmx16g for ./mla) or ask for less", BAD_INPUT);
-            }
-            if (System.getenv("MLA_DEBUG") != null) ex.printStackTrace(cmd.getErr());
-            return fail(cmd.getErr(), "mla: internal error: " + ex + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
+            return failure(cmd.getErr(), ex);
         });
         cl.setParameterExceptionHandler((ex, args) -> fail(ex.getCommandLine().getErr(), "mla: error: " + what(ex)
                 + didYouMean(ex) + " (see: " + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help)", BAD_INPUT));
@@ -128,12 +120,19 @@ public final class MlaCommand implements Runnable {
     static int execute(CommandLine cl, String... args) {
         try {
             return cl.execute(args);
-        } catch (OutOfMemoryError e) {
-            return fail(cl.getErr(), "mla: error: out of memory (" + e.getMessage() + "): give the JVM more heap "
-                    + "(MLA_JAVA_OPTS=-Xmx16g for ./mla) or ask for less", BAD_INPUT);
         } catch (Error e) {
-            if (System.getenv("MLA_DEBUG") != null) e.printStackTrace(cl.getErr());
-            return fail(cl.getErr(), "mla: internal error: " + e + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
+            return failure(cl.getErr(), e);
         }
+    }
+
+    /** One line and an exit code for what a command threw: bad input and too little heap 2, anything else 1. */
+    private static int failure(PrintWriter err, Throwable ex) {
+        if (ex instanceof MlaException) return fail(err, "mla: error: " + ex.getMessage(), BAD_INPUT);
+        if (ex instanceof OutOfMemoryError) {
+            return fail(err, "mla: error: out of memory (" + ex.getMessage() + "): give the JVM more heap "
+                    + "(MLA_JAVA_OPTS=-Xmx16g for ./mla) or ask for less", BAD_INPUT);
+        }
+        if (System.getenv("MLA_DEBUG") != null) ex.printStackTrace(err);
+        return fail(err, "mla: internal error: " + ex + " (a bug; MLA_DEBUG=1 prints the stack trace)", INTERNAL_ERROR);
     }
 }
