@@ -13,6 +13,7 @@ import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.WeightDtype;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -52,21 +53,30 @@ public final class LayerCheck {
      * cacheFlips}, -1 for an f32 cache), and {@code note} when the device run threw or its cache is wrong.
      */
     public record Result(AttentionPath path, CacheDtype dtype, String kernels, double maxAbsErr, double maxRelErr,
-                         double tol, int cacheFlips, String note) {
+                         double tol, int cacheFlips, String note, WeightDtype weights) {
+        public Result(AttentionPath path, CacheDtype dtype, String kernels, double maxAbsErr, double maxRelErr,
+                      double tol, int cacheFlips, String note) {
+            this(path, dtype, kernels, maxAbsErr, maxRelErr, tol, cacheFlips, note, WeightDtype.F32);
+        }
+
         public boolean pass() {
             return note == null && maxRelErr <= tol;            // NaN compares false: a poisoned output fails
         }
 
-        /** {@code PASS|FAIL <path> <dtype> <kernels> max_abs_err=… max_rel_err=… tol=… [cache_flips=…] [error=…]}. */
+        /**
+         * {@code PASS|FAIL <path> <dtype> <kernels> max_abs_err=… max_rel_err=… tol=… [cache_flips=…] [weights=…]
+         * [error=…]}; {@code weights=} names the projection weights' dtype when it is not f32.
+         */
         public String line() {
             String s = String.format(Locale.ROOT, "%s %s %s %s max_abs_err=%.3e max_rel_err=%.3e tol=%.0e",
                     pass() ? "PASS" : "FAIL", path, dtype, kernels, maxAbsErr, maxRelErr, tol);
             if (cacheFlips >= 0) s += " cache_flips=" + cacheFlips;
+            if (weights != WeightDtype.F32) s += " weights=" + weights;
             return note == null ? s : s + " error=" + note;
         }
 
         public Result withTolerance(double t) {
-            return new Result(path, dtype, kernels, maxAbsErr, maxRelErr, t, cacheFlips, note);
+            return new Result(path, dtype, kernels, maxAbsErr, maxRelErr, t, cacheFlips, note, weights);
         }
     }
 
@@ -94,9 +104,18 @@ public final class LayerCheck {
      * @param splits tiled path: KV splits
      */
     public LayerCheck(MlaConfig config, Workload work, int tile, int splits) {
+        this(config, work, tile, splits, WeightDtype.F32);
+    }
+
+    /**
+     * As {@link #LayerCheck(MlaConfig, Workload, int, int)}, the projection weights held as {@code weightsDtype}
+     * (the same seeded weights, converted): device and reference both read them in that form.
+     */
+    public LayerCheck(MlaConfig config, Workload work, int tile, int splits, WeightDtype weightsDtype) {
         this.config = config;
         this.work = work;
-        this.weights = MlaWeights.random(config, work.seed());
+        MlaWeights w = MlaWeights.random(config, work.seed());
+        this.weights = weightsDtype == WeightDtype.F32 ? w : w.to(weightsDtype);
         this.tile = tile;
         this.splits = splits;
     }
@@ -134,7 +153,7 @@ public final class LayerCheck {
             dev = run(device, path, dtype, true, blockSize);
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).lines().findFirst().orElse("").strip();
-            return new Result(path, dtype, kernels, Double.NaN, Double.NaN, TOL, -1, e.getClass().getSimpleName() + ": " + msg);
+            return new Result(path, dtype, kernels, Double.NaN, Double.NaN, TOL, -1, e.getClass().getSimpleName() + ": " + msg, weights.dtype());
         }
         int[] flips = {0};
         String cacheError = compareCaches(dtype, dev.storage(), ref.storage(), flips);
@@ -157,7 +176,7 @@ public final class LayerCheck {
             }
             if (Double.isNaN(rel)) break;
         }
-        return new Result(path, dtype, kernels, abs, rel, TOL, dtype == CacheDtype.F32 ? -1 : flips[0], cacheError);
+        return new Result(path, dtype, kernels, abs, rel, TOL, dtype == CacheDtype.F32 ? -1 : flips[0], cacheError, weights.dtype());
     }
 
     /**

@@ -7,6 +7,7 @@ import org.tornadomla.bench.LayerCheck;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.weights.WeightDtype;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -68,6 +69,10 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--cache-dtype", split = ",", description = "only these cache dtypes (default: f32,bf16,int8,fp8)")
     List<String> dtypes;
 
+    @Option(names = "--weights-dtype", split = ",", description = "how the projection weights are held, one round of cases each: "
+            + "f32, bf16, fp8 (default: f32); lines of bf16 and fp8 weights end in weights=…")
+    List<String> weightsDtypes;
+
     @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
     long seed;
 
@@ -87,6 +92,7 @@ public final class CheckCommand implements Callable<Integer> {
 
         List<AttentionPath> pathList = paths == null ? List.of(AttentionPath.values()) : paths.stream().map(AttentionPath::parse).toList();
         List<CacheDtype> dtypeList = dtypes == null ? List.of(CacheDtype.values()) : dtypes.stream().map(CacheDtype::parse).toList();
+        List<WeightDtype> weightList = weightsDtypes == null ? List.of(WeightDtype.F32) : weightsDtypes.stream().map(WeightDtype::parse).distinct().toList();
 
         // the kernel sets: on TornadoVM plain @Parallel kernels and the KernelContext ones; on the JVM only one
         Map<String, GraphExecutor> sets = new LinkedHashMap<>();
@@ -112,25 +118,29 @@ public final class CheckCommand implements Callable<Integer> {
                 + "over the device's cache codes; error = |device - reference| / max(1, |reference|), tol %.0e%n", tol != null ? tol : LayerCheck.TOL);
         out.flush();
 
-        LayerCheck check = new LayerCheck(cfg, work, tile, splits);
         int pass = 0, fail = 0;
         long t0 = System.nanoTime();
-        check.prepareReferences(pathList, dtypeList);
-        out.printf(Locale.ROOT, "(reference runs: %.1f s)%n", (System.nanoTime() - t0) / 1e9);
-        out.flush();
         try {
-            for (AttentionPath path : pathList) {
-                for (CacheDtype dtype : dtypeList) {
-                    // every kernel set over the contiguous cache, then the last (the default) over a paged one
-                    List<Map.Entry<String, GraphExecutor>> cases = new java.util.ArrayList<>(sets.entrySet());
-                    cases.add(Map.entry(cases.getLast().getKey() + "+paged", cases.getLast().getValue()));
-                    for (Map.Entry<String, GraphExecutor> set : cases) {
-                        boolean paged = set.getKey().endsWith("+paged");
-                        LayerCheck.Result r = check.check(set.getValue(), set.getKey(), path, dtype, paged ? LayerCheck.PAGED_BLOCK : 0);
-                        if (tol != null) r = r.withTolerance(tol);
-                        out.println(r.line());
-                        out.flush();
-                        if (r.pass()) pass++; else fail++;
+            for (WeightDtype weightsDtype : weightList) {
+                LayerCheck check = new LayerCheck(cfg, work, tile, splits, weightsDtype);
+                long r0 = System.nanoTime();
+                check.prepareReferences(pathList, dtypeList);
+                out.printf(Locale.ROOT, "(reference runs%s: %.1f s)%n", weightsDtype == WeightDtype.F32 ? "" : ", " + weightsDtype + " weights",
+                        (System.nanoTime() - r0) / 1e9);
+                out.flush();
+                for (AttentionPath path : pathList) {
+                    for (CacheDtype dtype : dtypeList) {
+                        // every kernel set over the contiguous cache, then the last (the default) over a paged one
+                        List<Map.Entry<String, GraphExecutor>> cases = new java.util.ArrayList<>(sets.entrySet());
+                        cases.add(Map.entry(cases.getLast().getKey() + "+paged", cases.getLast().getValue()));
+                        for (Map.Entry<String, GraphExecutor> set : cases) {
+                            boolean paged = set.getKey().endsWith("+paged");
+                            LayerCheck.Result r = check.check(set.getValue(), set.getKey(), path, dtype, paged ? LayerCheck.PAGED_BLOCK : 0);
+                            if (tol != null) r = r.withTolerance(tol);
+                            out.println(r.line());
+                            out.flush();
+                            if (r.pass()) pass++; else fail++;
+                        }
                     }
                 }
             }
