@@ -2,8 +2,11 @@
 # tools/gpu/ci-kit.sh — proves the GPU kit here, on PoCL: packs the OpenCL kit into target/gpu-kit-opencl, runs
 # its run.sh --quick with an empty environment (no JDK, no Maven on the path; python3's tarfile unpacks), and
 # checks what it wrote: devices.txt with a device, check.txt with at least 12 PASS lines and no FAIL,
-# bench.csv with its header and rows, layer.csv, summary.md. Needs PoCL (pocl-opencl-icd, ocl-icd-libopencl1)
-# and ../shared/tornadovm beside the repository (or TORNADOVM_SDKS). Prints how long each part took.
+# bench.csv with its header and rows, layer.csv, summary.md. Then the nvidia kit (CUDA and PTX SDKs): packed
+# within the 60 MiB a GPU run can carry, and run.sh with KIT_STEPS=devices brings both routes up on the compile
+# gate's driver stand-in (tools/gpu/gate: an H200 that runs nothing), each listing its device in its own folder.
+# Needs PoCL (pocl-opencl-icd, ocl-icd-libopencl1), gcc and the CUDA toolkit's cuda.h for the stand-in, and
+# ../shared/tornadovm beside the repository (or TORNADOVM_SDKS). Prints how long each part took.
 set -euo pipefail
 ROOT="$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel)"
 cd "$ROOT"
@@ -41,4 +44,27 @@ if [ "$fails" != 0 ]; then
   tail -40 "$OUT/run.log" >&2 || true
   exit 1
 fi
-echo "ci-kit: passed (pack $((t1 - t0)) s, quick run $((t2 - t1)) s)"
+echo "ci-kit: OpenCL kit passed (pack $((t1 - t0)) s, quick run $((t2 - t1)) s)"
+
+# the nvidia kit: its size, and both routes starting on the driver stand-in
+NKIT=target/gpu-kit-nvidia
+NOUT=target/gpu-kit-nvidia-out
+tools/gpu/pack.sh "$NKIT" --backend nvidia
+t3=$(date +%s)
+tools/gpu/gate/build-standin.sh target/compile-gate/standin
+rm -rf "$NOUT"
+nrc=0
+env -i PATH=/usr/bin:/bin KIT_STEPS=devices LD_LIBRARY_PATH="$ROOT/target/compile-gate/standin" timeout 600 "$NKIT/run.sh" "$NOUT" || nrc=$?
+t4=$(date +%s)
+kit_bytes=$(du -cb "$NKIT"/* | tail -1 | cut -f1)
+need "nvidia kit within 60 MiB (found $((kit_bytes / 1048576)) MiB)" '[ "$kit_bytes" -le $((60 * 1048576)) ]'
+need "nvidia kit run.sh (KIT_STEPS=devices) exit code 0 (found $nrc)" '[ "$nrc" = 0 ]'
+need "the CUDA route lists its device" 'grep -qE "^[0-9]+:[0-9]+ +CUDA" "$NOUT/cuda/devices.txt"'
+need "the PTX route lists its device" 'grep -qE "^[0-9]+:[0-9]+ +PTX" "$NOUT/ptx/devices.txt"'
+need "summary.md sets the routes side by side" 'grep -q "^## Routes" "$NOUT/summary.md" && grep -q "cuda/summary.md" "$NOUT/summary.md"'
+if [ "$fails" != 0 ]; then
+  echo "ci-kit: $fails check(s) failed; the nvidia kit's log:" >&2
+  tail -40 "$NOUT/run.log" >&2 || true
+  exit 1
+fi
+echo "ci-kit: passed (OpenCL kit: pack $((t1 - t0)) s, quick run $((t2 - t1)) s; nvidia kit: pack $((t3 - t2)) s, both routes up in $((t4 - t3)) s)"

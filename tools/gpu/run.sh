@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh OUT [--quick] — the GPU kit (made by tools/gpu/pack.sh): runs TornadoMLA on this machine's TornadoVM
-# device and writes into OUT:
+# device and writes into OUT (a kit with several SDKs — the nvidia kit holds TornadoVM's CUDA and PTX routes —
+# runs the device steps once per route, CUDA first, into OUT/cuda/ and OUT/ptx/, each with its own summary.md,
+# and OUT/summary.md sets the routes and PyTorch side by side):
 #
 #   devices.txt            mla devices (the TornadoVM devices)
 #   check.txt              mla check --backend tornado: PASS/FAIL per path x cache dtype x kernel set
@@ -15,7 +17,8 @@
 # a temporary folder (tar with xz, else python3's tarfile). Every step runs under `timeout`. The full run
 # fits in 8 minutes (the grid gets what the other steps leave); --quick runs small shapes (how the kit is
 # tested on PoCL). Exit code: 0 all well, 1 a check failed, 3 another step failed (see run-log.tsv).
-# Env: KIT_UNPACK=python forces the python3 unpacker; KIT_BUDGET_S overrides the budget (full 480 s, quick 900 s).
+# Env: KIT_UNPACK=python forces the python3 unpacker; KIT_BUDGET_S overrides the budget (full 480 s, quick 900 s;
+# shared by the routes); KIT_STEPS=devices stops each route after `mla devices` (how CI proves a kit's routes start).
 set -uo pipefail
 
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,7 +31,9 @@ for a in "$@"; do
 done
 mkdir -p "$OUT" || { echo "run.sh: error: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
-rm -f "$OUT"/{devices.txt,check.txt,layer.csv,torch.csv,torch-peaks.csv,bench.csv,bench-transfers.csv,nvidia-smi.txt,nvidia-smi.csv,run-log.tsv,run.log,summary.md,bench-chart.png}
+KIT_FILES_OUT=(devices.txt check.txt layer.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
+for d in "$OUT" "$OUT/cuda" "$OUT/ptx" "$OUT/opencl"; do for f in "${KIT_FILES_OUT[@]}"; do rm -f "$d/$f"; done; done
+LOG_TSV="$OUT/run-log.tsv"   # where step() logs; a route's steps log into its own folder
 T0=$(date +%s)
 if [ "$QUICK" = 1 ]; then BUDGET=${KIT_BUDGET_S:-900}; else BUDGET=${KIT_BUDGET_S:-480}; fi
 Q=(); [ "$QUICK" = 1 ] && Q=(--quick)
@@ -60,11 +65,11 @@ step() {
     [ -n "$first" ] && note="${note:+$note; }first error: $first"
     say "$name: exit $rc${note:+ ($note)}"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - s0 ))" "$*" "$note" | sed -e "s#$WORK/bin/##g" -e "s#$WORK/#WORK/#g" -e "s#$WORK#WORK#g" -e "s#$KIT/##g" -e "s#$OUT/##g" -e "s#$OUT#OUT#g" >>"$OUT/run-log.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - s0 ))" "$*" "$note" | sed -e "s#$WORK/bin/##g" -e "s#$WORK/#WORK/#g" -e "s#$WORK#WORK#g" -e "s#$KIT/##g" -e "s#$OUT/##g" -e "s#$OUT#OUT#g" >>"$LOG_TSV"
   rm -f "$err"
   return "$rc"
 }
-skip() { printf '%s\t-\t0\t%s\t%s\n' "$1" "$2" "$3" >>"$OUT/run-log.tsv"; say "$1: skipped: $3"; }
+skip() { printf '%s\t-\t0\t%s\t%s\n' "$1" "$2" "$3" >>"$LOG_TSV"; say "$1: skipped: $3"; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mla-kit.XXXXXX")" || { echo "run.sh: error: cannot make a temporary folder" >&2; exit 3; }
 trap 'rm -rf "$WORK"' EXIT
@@ -91,11 +96,12 @@ step unpack-runtime 120 - "${UNPACK[@]}" || { say "error: cannot unpack the Java
 unpack_cmd "$SDK_ARCHIVE" "$WORK"
 step unpack-sdk 120 - "${UNPACK[@]}" || { say "error: cannot unpack the TornadoVM SDK"; exit 3; }
 JAVA="$WORK/runtime/bin/java"
-SDK="$(ls -d "$WORK"/tornadovm-*/ 2>/dev/null | head -1)"; SDK="${SDK%/}"
-[ -f "$SDK/tornado-argfile.template" ] || { say "error: the SDK in $SDK_ARCHIVE has no tornado-argfile.template"; exit 3; }
-# TornadoVM's argfile for this place (as its install.sh does), without "." on the module path (as ./mla does)
-sed -e "s#\${TORNADOVM_HOME}#$SDK#g" -e 's#--module-path \.:#--module-path #' "$SDK/tornado-argfile.template" >"$SDK/tornado-argfile"
-export TORNADOVM_HOME="$SDK"
+# the routes: one SDK folder each (tornadovm-5.2.0-jdk25-cuda, -ptx, -opencl), CUDA first (the route users keep)
+ROUTES=()
+for r in cuda ptx opencl; do
+  for d in "$WORK"/tornadovm-*-"$r"; do [ -f "$d/tornado-argfile.template" ] && ROUTES+=("$r"); done
+done
+[ "${#ROUTES[@]}" -gt 0 ] || { say "error: the SDK archive $SDK_ARCHIVE holds no TornadoVM SDK (no tornado-argfile.template)"; exit 3; }
 step java-version 60 - "$JAVA" -version || { say "error: the kit's Java runtime does not start on this machine"; exit 3; }
 
 # ------------------------------------------------------------------ memory settings
@@ -113,83 +119,113 @@ if command -v nvidia-smi >/dev/null; then
 else
   skip nvidia-smi.txt+nvidia-smi.csv nvidia-smi "no nvidia-smi on this machine"
 fi
-JOPTS=(-Djava.awt.headless=true "-Xmx$XMX" "@$SDK/tornado-argfile" "@$KIT/tornado.argfile" -Dtornado.recover.bailout=False)
-[ -n "$DEVMEM" ] && JOPTS+=("-Dtornado.device.memory=$DEVMEM")
-say "java options: -Xmx$XMX${DEVMEM:+, tornado.device.memory=$DEVMEM}, bailout off"
+say "routes: ${ROUTES[*]}; java options: -Xmx$XMX${DEVMEM:+, tornado.device.memory=$DEVMEM}, bailout off"
 cd "$WORK" || exit 3
-# `mla` on TornadoVM and `mla-jvm` without it (the report needs no device), as commands `timeout` can run
 mkdir -p "$WORK/bin"
 wrapper() {   # wrapper NAME CMD...: a script running CMD with the caller's arguments appended
   { echo '#!/bin/bash'; printf 'exec'; printf ' %q' "${@:2}"; echo ' "$@"'; } >"$WORK/bin/$1"
+  chmod +x "$WORK/bin/$1"
 }
-wrapper mla "$JAVA" "${JOPTS[@]}" -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
+# `mla-jvm` runs without TornadoVM (the report needs no device)
 wrapper mla-jvm "$JAVA" -Djava.awt.headless=true --add-modules jdk.incubator.vector -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
-chmod +x "$WORK/bin/mla" "$WORK/bin/mla-jvm"
 PATH="$WORK/bin:$PATH"
 
-# ------------------------------------------------------------------ the device steps
-# the PTX driver loads the NVIDIA driver's libcuda.so.1: where the loader does not know it, look where
-# container images mount the driver (never a CUDA toolkit's stubs/ folder: that one cannot run anything)
-if grep -q '^backend=ptx' "$KIT/KIT" 2>/dev/null && ! { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; }; then
+# NVIDIA routes load the driver's libcuda.so.1: where the loader does not know it, look where container images
+# mount the driver (never a CUDA toolkit's stubs/ folder: that one cannot run anything)
+if printf '%s\n' "${ROUTES[@]}" | grep -qE '^(ptx|cuda)$' && ! { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; }; then
   for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/cuda/compat /usr/lib/wsl/lib; do
     if [ -e "$d/libcuda.so.1" ]; then
       export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; say "libcuda.so.1: $d (added to LD_LIBRARY_PATH)"; break
     fi
   done
 fi
-DEVICE_OK=0
-# the first device step under a short timeout: a broken driver shows here, not as a hang in every step
-if step devices.txt 90 "$OUT/devices.txt" mla devices && grep -qE '^[0-9]+:[0-9]+ ' "$OUT/devices.txt"; then
-  DEVICE_OK=1
-  say "devices: $(grep -E '^[0-9]+:[0-9]+ ' "$OUT/devices.txt" | tr '\n' ';')"
-else
-  fail 3
-  say "error: TornadoVM found no device; the device steps are skipped. $(grep -m1 '^tornado none' "$OUT/devices.txt" 2>/dev/null | cut -c1-400)"
-  printf 'devices\t-\t0\tmla devices\t%s\n' "$(grep -m1 '^tornado none' "$OUT/devices.txt" 2>/dev/null | cut -c1-400)" >>"$OUT/run-log.tsv"
-fi
 
-# Budgets: a full run must end within BUDGET seconds (8 minutes on an H200). Each step has its own limit and
-# never more than what is left (keeping 40 s for the grid's minimum and the report); the grid gets the rest.
-# --quick (PoCL, small shapes) has generous limits instead.
-cap() { local left=$(( BUDGET - $(elapsed) - 40 )); [ "$left" -lt 10 ] && left=10; [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
-if [ "$QUICK" = 1 ]; then
-  CHECK_S=300; LAYER_LIMIT=60; LAYER_S=180; TORCH_LIMIT=60; TORCH_S=120
-else
-  CHECK_S=180; LAYER_LIMIT=45; LAYER_S=110; TORCH_LIMIT=45; TORCH_S=90
-fi
-
-if [ "$DEVICE_OK" = 1 ]; then
-  step check.txt "$(cap $CHECK_S)" "$OUT/check.txt" mla check --backend tornado "${Q[@]}"; rc=$?
-  [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
-  say "check: $(grep -cE '^PASS ' "$OUT/check.txt") PASS, $(grep -cE '^FAIL ' "$OUT/check.txt") FAIL"
-
-  step layer.csv "$(cap $LAYER_S)" "$OUT/layer.stdout" mla bench --layer-only "${Q[@]}" --backend tornado --layer-csv "$OUT/layer.csv" \
-    --time-limit-s "$LAYER_LIMIT" || fail 3
-  cat "$OUT/layer.stdout" >>"$OUT/run.log"; rm -f "$OUT/layer.stdout"
-else
-  for s in check.txt layer.csv; do skip "$s" "mla" "no TornadoVM device"; done
-fi
-
-# the yardstick: python3 with PyTorch and CUDA, on the same grid as the bench below
-if command -v python3 >/dev/null && timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-  step torch.csv+torch-peaks.csv "$(cap $TORCH_S)" - python3 "$KIT/torch_absorb.py" --out "$OUT" --time-limit-s "$TORCH_LIMIT" "${Q[@]}" || fail 3
+# the yardstick first, once for every route: python3 with PyTorch and CUDA, on the same grid as the bench below
+if [ "${KIT_STEPS:-all}" = devices ]; then
+  skip torch.csv+torch-peaks.csv "python3 torch_absorb.py" "KIT_STEPS=devices"
+elif command -v python3 >/dev/null && timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  if [ "$QUICK" = 1 ]; then TORCH_LIMIT=60; TORCH_S=120; else TORCH_LIMIT=40; TORCH_S=80; fi
+  step torch.csv+torch-peaks.csv "$TORCH_S" - python3 "$KIT/torch_absorb.py" --out "$OUT" --time-limit-s "$TORCH_LIMIT" "${Q[@]}" || fail 3
 else
   skip torch.csv+torch-peaks.csv "python3 torch_absorb.py" "python3 with PyTorch and CUDA not found here"
 fi
 
-if [ "$DEVICE_OK" = 1 ]; then
-  # the grid: what is left, less 60 s for its last shape and the report; the timeout is the hard stop
-  if [ "$QUICK" = 1 ]; then GRID_LIMIT=150; GRID_S=270; else GRID_LIMIT=$(( BUDGET - $(elapsed) - 60 )); GRID_S=$(( BUDGET - $(elapsed) - 25 )); fi
-  [ "$GRID_LIMIT" -lt 20 ] && GRID_LIMIT=20
-  [ "$GRID_S" -lt 40 ] && GRID_S=40
-  step bench.csv+bench-transfers.csv "$GRID_S" "$OUT/bench.stdout" mla bench --grid flashmla "${Q[@]}" --backend tornado \
-    --csv "$OUT/bench.csv" --transfers-csv "$OUT/bench-transfers.csv" --time-limit-s "$GRID_LIMIT" || fail 3
-  cat "$OUT/bench.stdout" >>"$OUT/run.log"; rm -f "$OUT/bench.stdout"
-else
-  skip bench.csv+bench-transfers.csv "mla bench" "no TornadoVM device"
-fi
+# run_route ROUTE ROUTE_OUT ROUTE_END: the device steps of one route on its SDK, ending by ROUTE_END (seconds since start)
+run_route() {
+  local route="$1" rout="$2" end="$3"
+  local SDK; SDK="$(ls -d "$WORK"/tornadovm-*-"$route" | head -1)"
+  mkdir -p "$rout"
+  LOG_TSV="$rout/run-log.tsv"
+  # TornadoVM's argfile for this place (as its install.sh does), without "." on the module path (as ./mla does)
+  sed -e "s#\${TORNADOVM_HOME}#$SDK#g" -e 's#--module-path \.:#--module-path #' "$SDK/tornado-argfile.template" >"$SDK/tornado-argfile"
+  export TORNADOVM_HOME="$SDK"
+  local saved_ld="${LD_LIBRARY_PATH:-}"
+  if [ "$route" = cuda ] && [ -f "$SDK/bin/cuda-pip-env.sh" ]; then
+    # NVRTC, cuBLAS and the CUDA runtime from the PyTorch wheels' nvidia/*/lib (the SDK's own helper)
+    # shellcheck disable=SC1091
+    . "$SDK/bin/cuda-pip-env.sh" >>"$OUT/run.log" 2>&1 || true
+    say "cuda: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} CUDA_PATH=${CUDA_PATH:-}"
+  fi
+  local JOPTS=(-Djava.awt.headless=true "-Xmx$XMX" "@$SDK/tornado-argfile" "@$KIT/tornado.argfile" -Dtornado.recover.bailout=False)
+  [ -n "$DEVMEM" ] && JOPTS+=("-Dtornado.device.memory=$DEVMEM")
+  wrapper mla "$JAVA" "${JOPTS[@]}" -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
+  say "== route $route (SDK $(basename "$SDK")), until ${end} s"
+  # Budgets: each step has its own limit and never more than what is left of this route's share (keeping 40 s
+  # for the grid's minimum and the report); the grid gets the rest. --quick (PoCL, small shapes) is generous.
+  cap() { local left=$(( end - $(elapsed) - 40 )); [ "$left" -lt 10 ] && left=10; [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
+  local CHECK_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) ))
+  if [ "$QUICK" = 1 ]; then
+    CHECK_S=300; LAYER_LIMIT=60; LAYER_S=180
+  else
+    CHECK_S=$(( share * 38 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 24 / 100 ))
+  fi
+  local DEVICE_OK=0 rc
+  # the first device step under a short timeout: a broken driver shows here, not as a hang in every step
+  if step devices.txt 90 "$rout/devices.txt" mla devices && grep -qE '^[0-9]+:[0-9]+ ' "$rout/devices.txt"; then
+    DEVICE_OK=1
+    say "$route devices: $(grep -E '^[0-9]+:[0-9]+ ' "$rout/devices.txt" | tr '\n' ';')"
+  else
+    fail 3
+    say "error: TornadoVM ($route) found no device; its device steps are skipped. $(grep -m1 '^tornado none' "$rout/devices.txt" 2>/dev/null | cut -c1-400)"
+    printf 'devices\t-\t0\tmla devices\t%s\n' "$(grep -m1 '^tornado none' "$rout/devices.txt" 2>/dev/null | cut -c1-400)" >>"$LOG_TSV"
+  fi
+  if [ "${KIT_STEPS:-all}" = devices ]; then
+    :
+  elif [ "$DEVICE_OK" = 1 ]; then
+    step check.txt "$(cap $CHECK_S)" "$rout/check.txt" mla check --backend tornado "${Q[@]}"; rc=$?
+    [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
+    say "$route check: $(grep -cE '^PASS ' "$rout/check.txt") PASS, $(grep -cE '^FAIL ' "$rout/check.txt") FAIL"
+    step layer.csv "$(cap $LAYER_S)" "$rout/layer.stdout" mla bench --layer-only "${Q[@]}" --backend tornado --layer-csv "$rout/layer.csv" \
+      --time-limit-s "$LAYER_LIMIT" || fail 3
+    cat "$rout/layer.stdout" >>"$OUT/run.log"; rm -f "$rout/layer.stdout"
+    # the grid: what is left of the share, less 60 s for its last shape and the report; the timeout is the hard stop
+    local GRID_LIMIT GRID_S
+    if [ "$QUICK" = 1 ]; then GRID_LIMIT=150; GRID_S=270; else GRID_LIMIT=$(( end - $(elapsed) - 60 )); GRID_S=$(( end - $(elapsed) - 25 )); fi
+    [ "$GRID_LIMIT" -lt 20 ] && GRID_LIMIT=20
+    [ "$GRID_S" -lt 40 ] && GRID_S=40
+    step bench.csv+bench-transfers.csv "$GRID_S" "$rout/bench.stdout" mla bench --grid flashmla "${Q[@]}" --backend tornado \
+      --csv "$rout/bench.csv" --transfers-csv "$rout/bench-transfers.csv" --time-limit-s "$GRID_LIMIT" || fail 3
+    cat "$rout/bench.stdout" >>"$OUT/run.log"; rm -f "$rout/bench.stdout"
+  else
+    for s in check.txt layer.csv bench.csv+bench-transfers.csv; do skip "$s" "mla" "no TornadoVM device ($route)"; done
+  fi
+  # a route's folder is a complete kit output on its own: the shared files beside its own
+  if [ "$rout" != "$OUT" ]; then
+    for f in torch.csv torch-peaks.csv nvidia-smi.txt nvidia-smi.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$rout/"; done
+  fi
+  LD_LIBRARY_PATH="$saved_ld"; [ -z "$saved_ld" ] && unset LD_LIBRARY_PATH
+  LOG_TSV="$OUT/run-log.tsv"
+}
+
+n=${#ROUTES[@]}
+for i in "${!ROUTES[@]}"; do
+  r="${ROUTES[$i]}"
+  # each route gets an equal share of what is left, keeping 30 s for the report
+  end=$(( $(elapsed) + (BUDGET - $(elapsed) - 30) / (n - i) ))
+  if [ "$n" = 1 ]; then run_route "$r" "$OUT" "$end"; else run_route "$r" "$OUT/$r" "$end"; fi
+done
 
 step summary.md 60 - mla-jvm gpu-report "$OUT" || fail 3
-chmod a+r "$OUT"/* 2>/dev/null   # the Java side writes through private temporary files
+chmod -R a+r "$OUT" 2>/dev/null   # the Java side writes through private temporary files
 say "done in $(elapsed) s, exit $STATUS: $OUT/summary.md"
 exit "$STATUS"

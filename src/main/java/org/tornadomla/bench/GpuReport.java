@@ -34,6 +34,10 @@ import java.util.Map;
  * </pre>
  *
  * A missing file is listed as missing (with run.sh's note where it left one), never invented.
+ *
+ * <p>A kit with several TornadoVM routes (the nvidia kit: CUDA and PTX) leaves each route's files in a folder of
+ * its own ({@code cuda/}, {@code ptx/}): each gets its summary.md, and the top summary.md sets the routes' and
+ * PyTorch's times side by side, shape by shape.
  */
 public final class GpuReport {
     public static final String SUMMARY = "summary.md", CHART = "bench-chart.png";
@@ -50,15 +54,97 @@ public final class GpuReport {
         this.dir = dir;
     }
 
+    /** The route folders of a kit with several SDKs, in the order run.sh runs them. */
+    static final List<String> ROUTES = List.of("cuda", "ptx", "opencl");
+
     /** Writes {@code dir}/summary.md (and the chart when bench.csv has rows); returns the summary's path. */
     public static Path write(Path dir) {
         if (!Files.isDirectory(dir)) throw new MlaException("gpu-report: expected the kit's output folder, found no folder " + dir);
-        if (KIT_FILES.stream().noneMatch(f -> Files.exists(dir.resolve(f)))) {
+        List<String> routes = ROUTES.stream().filter(r -> isKitOutput(dir.resolve(r))).toList();
+        if (!routes.isEmpty()) return writeRoutes(dir, routes);
+        if (!isKitOutput(dir)) {
             // another folder: its summary.md (if any) is not ours to replace
             throw new MlaException("gpu-report: expected the GPU kit's outputs in " + dir + " (" + String.join(", ", KIT_FILES)
                     + "), found none of them; nothing written");
         }
         return new GpuReport(dir).build();
+    }
+
+    private static boolean isKitOutput(Path d) {
+        return Files.isDirectory(d) && KIT_FILES.stream().anyMatch(f -> Files.exists(d.resolve(f)));
+    }
+
+    /** Each route's own summary, then the top one: check counts per route and the attention core shape by shape. */
+    private static Path writeRoutes(Path dir, List<String> routes) {
+        Map<String, GpuReport> reports = new LinkedHashMap<>();
+        for (String r : routes) {
+            GpuReport g = new GpuReport(dir.resolve(r));
+            g.build();
+            reports.put(r, g);
+        }
+        GpuReport top = new GpuReport(dir);
+        StringBuilder md = new StringBuilder();
+        md.append("# GPU kit run: TornadoVM's routes side by side\n\n");
+        md.append("Written by `mla gpu-report` from the files in this folder and in ").append(String.join(", ", routes.stream().map(r -> r + "/").toList()))
+                .append(" (one folder per TornadoVM route, each with its own [summary](").append(routes.getFirst()).append("/summary.md)). ")
+                .append("Every number is copied from the file named beside it.\n\n");
+        top.log = top.runLog();
+        top.runSection(md, top.log);
+        md.append("## Routes\n\n| route | device (devices.txt) | check.txt | bench.csv rows | summary |\n|---|---|---|---|---|\n");
+        Map<String, Map<String, Row>> bench = new LinkedHashMap<>();
+        for (String r : routes) {
+            GpuReport g = reports.get(r);
+            List<String> dev = g.lines("devices.txt", false).stream().filter(l -> l.matches("^\\d+:\\d+ .*")).toList();
+            List<String> check = g.lines("check.txt", false);
+            long pass = check.stream().filter(l -> l.startsWith("PASS ")).count(), fail = check.stream().filter(l -> l.startsWith("FAIL ")).count();
+            Map<String, Row> rows = new LinkedHashMap<>();
+            for (Row row : g.rows("bench.csv")) rows.put(row.key(), row);
+            bench.put(r, rows);
+            md.append("| ").append(r).append(" | ").append(dev.isEmpty() ? "none" : dev.getFirst().replace("|", "\\|")).append(" | ")
+                    .append(check.isEmpty() ? "missing" : pass + " PASS, " + fail + " FAIL").append(" | ").append(rows.size())
+                    .append(" | [").append(r).append("/summary.md](").append(r).append("/summary.md) |\n");
+        }
+        md.append('\n');
+        List<Row> torch = top.rows("torch.csv");
+        Map<String, Row> torchByShape = new LinkedHashMap<>();
+        for (Row t : torch) torchByShape.put(t.shapeKey(), t);
+        List<Row> shapes = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (Map<String, Row> rows : bench.values()) for (Row row : rows.values()) if (seen.add(row.key())) shapes.add(row);
+        if (!shapes.isEmpty()) {
+            shapes.sort(Comparator.comparing(Row::path).thenComparing(Row::dtype).thenComparing(Row::heads, Comparator.reverseOrder())
+                    .thenComparingInt(Row::batch).thenComparingInt(Row::context));
+            md.append("## Attention core, decode step, ms per step (each route's bench.csv; torch.csv)\n\n");
+            md.append("The same command on each route (its `bench.csv`); ").append(torch.isEmpty() ? "no PyTorch figures (torch.csv missing). "
+                    : "torch: DeepSeek's absorb einsums in PyTorch on the same GPU (torch.csv). ")
+                    .append("A ratio above 1 means the first-named route is faster.\n\n| path | cache | H | B | T |");
+            for (String r : routes) md.append(' ').append(r).append(" ms |");
+            if (routes.size() > 1) md.append(' ').append(routes.get(1)).append('/').append(routes.getFirst()).append(" |");
+            if (!torch.isEmpty()) md.append(" torch ms | torch/").append(routes.getFirst()).append(" |");
+            md.append("\n|").append("---|".repeat(5 + routes.size() + (routes.size() > 1 ? 1 : 0) + (torch.isEmpty() ? 0 : 2))).append('\n');
+            for (Row s : shapes) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d |", s.path(), s.dtype(), s.heads(), s.batch(), s.context()));
+                for (String r : routes) {
+                    Row x = bench.get(r).get(s.key());
+                    md.append(' ').append(x == null ? "-" : num(x.ms())).append(" |");
+                }
+                Row first = bench.get(routes.getFirst()).get(s.key());
+                if (routes.size() > 1) {
+                    Row second = bench.get(routes.get(1)).get(s.key());
+                    md.append(' ').append(first == null || second == null ? "-" : num(second.ms() / first.ms())).append(" |");
+                }
+                if (!torch.isEmpty()) {
+                    Row t = torchByShape.get(s.shapeKey());
+                    md.append(' ').append(t == null ? "-" : num(t.ms())).append(" | ").append(t == null || first == null ? "-" : num(t.ms() / first.ms())).append(" |");
+                }
+                md.append('\n');
+            }
+            md.append('\n');
+        }
+        top.deviceSection(md);
+        Path out = dir.resolve(SUMMARY);
+        writeAtomically(out, md.toString());
+        return out;
     }
 
     private Path build() {

@@ -61,6 +61,23 @@ class GpuKitCliTest {
     }
 
     @Test
+    void checkRunsEachWeightDtypeAndNamesItOnItsLines() {
+        CliTest.Run r = mla("check", "--backend", "java-fast", "--hidden", "64", "--prefill", "2", "--steps", "1", "--batch", "2",
+                "--path", "absorbed,naive", "--cache-dtype", "f32", "--weights-dtype", "f32,bf16,fp8");
+        assertEquals(0, r.code(), r.out() + r.err());
+        List<String> lines = cases(r.out());
+        assertEquals(12, lines.size(), r.out());                      // 3 weight dtypes × 2 paths × (contiguous, paged)
+        assertEquals(4, lines.stream().filter(l -> !l.contains(" weights=")).count(), r.out());
+        assertEquals(4, lines.stream().filter(l -> l.endsWith(" weights=bf16")).count(), r.out());
+        assertEquals(4, lines.stream().filter(l -> l.endsWith(" weights=fp8")).count(), r.out());
+        for (String l : lines) assertTrue(l.startsWith("PASS ") && l.matches(CASE), l);
+        assertTrue(r.out().contains("(reference runs, bf16 weights: ") && r.out().contains("12 PASS, 0 FAIL"), r.out());
+        CliTest.Run bad = mla("check", "--weights-dtype", "f16");
+        assertEquals(2, bad.code(), bad.err());
+        assertEquals(1, bad.err().strip().lines().count(), bad.err());
+    }
+
+    @Test
     void checkBadInputIsOneLineWithExitCode2() {
         for (String[] args : new String[][] {{"check", "--plain-kernels"}, {"check", "--batch", "0"}, {"check", "--cache-dtype", "fp4"},
                 {"check", "--path", "flash"}, {"check", "--backend", "cuda"}, {"check", "--tol", "-1"}}) {
@@ -182,5 +199,29 @@ class GpuKitCliTest {
         assertTrue(bad.err().contains("bench.csv line 2: expected 9 fields"), bad.err());
         assertEquals(1, bad.err().strip().lines().count());
         assertEquals(2, mla("gpu-report", dir.resolve("nope").toString()).code());
+    }
+
+    @Test
+    void gpuReportOfTwoRoutesSetsThemAndPyTorchSideBySide() throws IOException {
+        Path out = dir.resolve("routes");
+        for (String r : new String[] {"cuda", "ptx"}) {
+            Files.createDirectories(out.resolve(r));
+            Files.writeString(out.resolve(r).resolve("devices.txt"), "0:0  " + r.toUpperCase(java.util.Locale.ROOT) + "  NVIDIA H200  150.0 GB  (default)\n");
+            Files.writeString(out.resolve(r).resolve("check.txt"), "PASS tiled f32 plain max_abs_err=1e-06 max_rel_err=2.5e-06 tol=1e-04\n1 PASS, 0 FAIL (1.0 s)\n");
+        }
+        // cuda 2.0 ms, ptx 3.0 ms, torch 2.5 ms at one shape; a shape only PTX reached
+        Files.writeString(out.resolve("cuda").resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,8,128,8192,2.0,1,1\n");
+        Files.writeString(out.resolve("ptx").resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,8,128,8192,3.0,1,1\n"
+                + "tornado:0:0,tiled,f32,1,16,1024,0.5,1,1\n");
+        Files.writeString(out.resolve("torch.csv"), BenchCommand.CSV_HEADER + "\ntorch-2.11-cuda,einsum-absorb,bf16,8,128,8192,2.5,1,1\n");
+        Files.writeString(out.resolve("run-log.tsv"), "unpack-sdk\t0\t3\ttar -xJf kit.txz\t\n");
+        CliTest.Run r = mla("gpu-report", out.toString());
+        assertEquals(0, r.code(), r.err());
+        String md = Files.readString(out.resolve("summary.md"));
+        // ptx/cuda = 3.0 / 2.0, torch/cuda = 2.5 / 2.0
+        assertTrue(md.contains("| tiled | bf16 | 128 | 8 | 8192 | 2.00 | 3.00 | 1.50 | 2.50 | 1.25 |"), md);
+        assertTrue(md.contains("| tiled | f32 | 16 | 1 | 1024 | - | 0.500 | - | - | - |"), md);
+        assertTrue(md.contains("| cuda | 0:0  CUDA  NVIDIA H200") && md.contains("| 1 PASS, 0 FAIL | 1 | [cuda/summary.md]"), md);
+        assertTrue(Files.readString(out.resolve("ptx").resolve("summary.md")).contains("## Correctness"));
     }
 }
