@@ -42,7 +42,8 @@ import java.util.Objects;
  * kernels read every position through {@code attnMeta}, the step's positions and block tables.
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
- * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
+ * step of a sequence runs the same graph. A layer runs one step at a time: steps from several threads (and
+ * {@link #close()}) wait for each other; the caches they use must not be changed meanwhile by other code.
  *
  * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
  * {@link Weight} adds its own tasks with the kernels of its form, so the dataflow below is the same for all.
@@ -57,6 +58,8 @@ public final class MlaLayer implements AutoCloseable {
     private final float[] invFreq;
     private final float cosSinScale;
     private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
+    /** Held by a step, a graph lookup and close(): a close() from another thread waits for the running step. */
+    private final Object lock = new Object();
 
     /** A layer on the JVM reference executor. */
     public MlaLayer(MlaWeights weights) {
@@ -143,7 +146,9 @@ public final class MlaLayer implements AutoCloseable {
         int[] ids = java.util.stream.IntStream.range(0, cache.batch()).toArray();    // every slot: run checks they are in use
         int[] counts = new int[ids.length];
         java.util.Arrays.fill(counts, tokens);
-        run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+        synchronized (lock) {
+            run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+        }
     }
 
     /**
@@ -164,7 +169,9 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         long total = totalTokens(seqIds, queryLens);
         float[] y = new float[Memory.arrayLength(total * c.hiddenSize(), "output y")];
-        run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
+        synchronized (lock) {
+            run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
+        }
         return y;
     }
 
@@ -259,15 +266,22 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
-        return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
+        synchronized (lock) {
+            return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
+        }
     }
 
     /** The graph a variable-length step of these sequences and token counts runs (built if needed), e.g. to inspect it. */
     public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(seqIds, "seqIds");
+        Objects.requireNonNull(queryLens, "queryLens");
         Objects.requireNonNull(opt, "opt");
         checkGeometry(cache);
-        return step(new Shape(cache, rows(cache, (int) totalTokens(seqIds, queryLens), opt), opt)).graph;
+        int total = (int) totalTokens(seqIds, queryLens);
+        synchronized (lock) {
+            return step(new Shape(cache, rows(cache, total, opt), opt)).graph;
+        }
     }
 
     private Step step(Shape shape) {
@@ -493,11 +507,14 @@ public final class MlaLayer implements AutoCloseable {
 
     /**
      * Releases what the executor holds for this layer's graphs (device memory under TornadoVM); it does not close
-     * the executor. The layer stays usable: a later step builds its graphs again. Closing twice is harmless.
+     * the executor. The layer stays usable: a later step builds its graphs again. Closing twice is harmless; a
+     * close() while another thread runs a step of this layer waits for that step to end.
      */
     @Override
     public void close() {
-        for (Step s : steps.values()) executor.release(s.graph);
-        steps.clear();
+        synchronized (lock) {
+            for (Step s : steps.values()) executor.release(s.graph);
+            steps.clear();
+        }
     }
 }

@@ -436,13 +436,35 @@ public final class LatentCache implements DeviceResident {
      * Writes the kernels' metadata ({@link CacheLayout}, "attnMeta") for a step of {@code rows} token rows: the
      * rows of sequence seqIds[i] come next in order (cu_seqlens-style) and sit at positions
      * firstPositions[i] … firstPositions[i] + counts[i] − 1; rows after the last are padding. The block tables
-     * are those after {@code appends} (null: the current ones, for a step that appends nothing).
+     * are those after {@code appends} (null: the current ones, for a step that appends nothing). Checked before
+     * anything is written: every sequence present, counts &ge; 0, positions inside the capacity, at most
+     * {@code rows} tokens in all, the arrays of one length.
      */
     public void describe(int[] meta, int rows, int[] seqIds, int[] firstPositions, int[] counts, Appends appends) {
+        Objects.requireNonNull(meta, "meta");
+        Objects.requireNonNull(seqIds, "seqIds");
+        Objects.requireNonNull(firstPositions, "firstPositions");
+        Objects.requireNonNull(counts, "counts");
         if (appends != null && (appends.cache != this || appends.version != version)) {
             throw new MlaException("a step prepared for another cache, or before the cache changed");
         }
+        if (rows < 0) throw new MlaException("a step's token rows must be >= 0, found " + rows);
         if (meta.length != metaLength(rows)) throw new MlaException("step metadata holds " + meta.length + " ints, expected " + metaLength(rows));
+        if (firstPositions.length != seqIds.length || counts.length != seqIds.length) {
+            throw new MlaException("a step names " + seqIds.length + " sequences but gives " + firstPositions.length + " first positions and "
+                    + counts.length + " token counts");
+        }
+        long given = 0;
+        for (int i = 0; i < seqIds.length; i++) {
+            checkSequence(seqIds[i]);
+            if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + seqIds[i]);
+            if (firstPositions[i] < 0 || (long) firstPositions[i] + counts[i] > capacity) {
+                throw new MlaException("positions " + firstPositions[i] + " … " + ((long) firstPositions[i] + counts[i] - 1) + " of sequence " + seqIds[i]
+                        + " out of range: a sequence of this cache holds positions 0 … " + (capacity - 1));
+            }
+            given += counts[i];
+        }
+        if (given > rows) throw new MlaException("a step of " + rows + " token rows was given " + given + " tokens");
         int[] t = appends != null ? appends.tables : tables;
         int tables0 = CacheLayout.metaTableStart(rows, batch, maxBlocks, 0);
         int r = 0;
@@ -450,7 +472,6 @@ public final class LatentCache implements DeviceResident {
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i];
             for (int k = 0; k < counts[i]; k++, r++) {
-                if (r >= rows) throw new MlaException("a step of " + rows + " token rows was given more tokens");
                 meta[2 * r] = firstPositions[i] + k;
                 meta[2 * r + 1] = tables0 + b * maxBlocks;
             }
