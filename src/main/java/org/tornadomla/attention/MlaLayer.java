@@ -9,6 +9,7 @@ import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.NaiveAttention;
@@ -130,7 +131,11 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        float[] y = new float[Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "output y")];
+        long n = (long) cache.batch() * tokens * c.hiddenSize();
+        Memory.arrayLength(n, "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        requireEverySlot(cache);
+        requireInput(x, n, MlaException.shape(cache.batch(), tokens, c.hiddenSize()));
+        float[] y = newOutput(n);
         forward(cache, x, tokens, opt, y);
         return y;
     }
@@ -168,11 +173,38 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         long total = totalTokens(seqIds, queryLens);
-        float[] y = new float[Memory.arrayLength(total * c.hiddenSize(), "output y")];
+        long n = total * c.hiddenSize();
+        Memory.arrayLength(n, "input x [" + total + ", " + c.hiddenSize() + "]");
+        requireInput(x, n, MlaException.shape(total, c.hiddenSize()));
+        float[] y = newOutput(n);
         synchronized (lock) {
             run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
         }
         return y;
+    }
+
+    /** A uniform step runs every sequence slot: each must be in use. */
+    private static void requireEverySlot(LatentCache cache) {
+        for (int b = 0; b < cache.batch(); b++) {
+            if (!cache.contains(b)) {
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                        + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
+                        + "forward(cache, seqIds, queryLens, x, opt)");
+            }
+        }
+    }
+
+    /** Checked before the output is allocated: a step's size comes from x, never from a count alone. */
+    private static void requireInput(float[] x, long expected, String shape) {
+        if (x.length != expected) {
+            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
+        }
+    }
+
+    /** The output y of {@code n} floats, once the heap is known to hold it. */
+    private static float[] newOutput(long n) {
+        Memory.require(4 * n, "output y of " + n + " floats");
+        return new float[Memory.arrayLength(n, "output y")];
     }
 
     /**
@@ -219,14 +251,7 @@ public final class MlaLayer implements AutoCloseable {
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
         int total = (int) totalTokens(seqIds, queryLens);
-        for (int i = 0; uniform && i < seqIds.length; i++) {
-            // first: with a free slot the expected shape below would mislead
-            if (!cache.contains(seqIds[i])) {
-                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
-                        + "), but sequence " + seqIds[i] + " is not in it (freed, or never added): pass the live sequences to "
-                        + "forward(cache, seqIds, queryLens, x, opt)");
-            }
-        }
+        if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
         long expected = (long) total * c.hiddenSize();
         if (x.length != expected) {
             String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
@@ -443,7 +468,7 @@ public final class MlaLayer implements AutoCloseable {
     private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokenRows, AttentionOptions opt, boolean projections, Weight wkvB) {
         long rows = tokenRows, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
         long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
-        long total = 0;
+        long total = size("the step's metadata", CacheLayout.metaLength(tokenRows, cache.batch(), cache.maxBlocksPerSequence()));
         if (projections) {
             total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));

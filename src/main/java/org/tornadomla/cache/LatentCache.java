@@ -117,7 +117,11 @@ public final class LatentCache implements DeviceResident {
         if (largest > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: " + what
                     + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
-        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots, paged ? what : "a latent cache of " + batch + " × " + capacity + " tokens");
+        // the storage, and the bookkeeping twice (the tables, lengths, flags, counts and pool, and a step's working copy of them)
+        long bookkeeping = 2 * (4L * batch * maxBlocks + 4L * batch + batch + 8L * numBlocks);
+        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots + bookkeeping,
+                (paged ? what + " for " + batch + " sequences" : "a latent cache of " + batch + " × " + capacity + " tokens")
+                        + " (storage and block tables)");
         floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
         if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.pow2(), 0, floats, 0, CacheLayout.TABLE);
         halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];

@@ -109,4 +109,31 @@ class LayerMisuseTest {
         assertTrue(errors.isEmpty(), () -> "raised: " + errors);
         assertTrue(cache.length(0) > 0);
     }
+    /**
+     * Steps and caches whose sizes the heap (-Xmx4g in the build) cannot hold are refused before anything of that
+     * size is allocated: each would otherwise end in an OutOfMemoryError (an output of about 8 GiB, block tables of 4.5 GiB).
+     */
+    @Test
+    void sizesAreCheckedBeforeMemoryIsTaken() {
+        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 4));
+        int d = c.hiddenSize();
+        int huge = (int) ((Integer.MAX_VALUE - 8L) / d);          // tokens whose output is one Java array of ~8 GiB
+        float[] x = TestData.gaussian(5, d);
+        LatentCache paged = layer.newPagedCache(1, 64, 4, 16, CacheDtype.F32);
+        int s = paged.addSequence();
+        String m = oneLine(assertThrows(Throwable.class, () -> layer.forward(paged, new int[] {s}, new int[] {huge}, x, AttentionOptions.of(AttentionPath.TILED))));
+        assertTrue(m.contains("input x: expected shape [" + huge + ", " + d + "]") && m.contains("found " + d + " floats"), m);
+        m = oneLine(assertThrows(Throwable.class, () -> layer.graph(paged, new int[] {s}, new int[] {huge}, AttentionOptions.of(AttentionPath.TILED))));
+        assertTrue(m.contains("MB free of") || m.contains("more than one Java array holds"), m);
+        LatentCache one = layer.newCache(1, 64, CacheDtype.F32);
+        m = oneLine(assertThrows(Throwable.class, () -> layer.prefill(one, x, huge, AttentionPath.TILED)));
+        assertTrue(m.contains("input x: expected shape [1, " + huge + ", " + d + "]"), m);
+        m = oneLine(assertThrows(Throwable.class, () -> layer.prefill(one, x, Integer.MAX_VALUE, AttentionPath.TILED)));
+        assertTrue(m.contains("more than one Java array holds"), m);
+        // 2^29 sequence slots: the block tables, lengths and flags alone are 4.5 GiB, though the pool is one block
+        m = oneLine(assertThrows(Throwable.class, () -> LatentCache.paged(c, 1 << 29, 64, 1, 64, CacheDtype.F32)));
+        assertTrue(m.contains("for 536870912 sequences") && m.contains("MB free of"), m);
+        m = oneLine(assertThrows(Throwable.class, () -> new LatentCache(c, 1 << 29, 1, CacheDtype.F32)));
+        assertTrue(m.contains("536870912"), m);
+    }
 }
