@@ -286,17 +286,35 @@ public final class MlaLayer implements AutoCloseable {
         cache.commit(appends);
     }
 
-    /** The graph of one forward shape, e.g. to inspect its tasks or hand it to another executor. */
+    /**
+     * The graph of one forward shape (built if needed), e.g. to inspect its tasks or hand it to another
+     * executor: a {@link KernelGraph#withCopiedWeights copy} whose WEIGHT buffers are copies of the weights
+     * (writing them changes nothing this layer computes) and whose other buffers are those of the graph the
+     * layer runs (its input, output, metadata, scratch and the cache).
+     */
     public KernelGraph graph(LatentCache cache, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
         synchronized (lock) {
-            return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
+            return step(new Shape(cache, cache.batch() * tokens, opt)).graph.withCopiedWeights();
         }
     }
 
-    /** The graph a variable-length step of these sequences and token counts runs (built if needed), e.g. to inspect it. */
+    /**
+     * What one uniform step of {@code tokens} per sequence moves between host and device on this layer's
+     * executor ({@link GraphExecutor#measureTransfers} of the graph the layer runs, which it executes once).
+     */
+    public GraphExecutor.Transfers measureTransfers(LatentCache cache, int tokens, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(opt, "opt");
+        checkShape(cache, tokens);
+        synchronized (lock) {
+            return executor.measureTransfers(step(new Shape(cache, cache.batch() * tokens, opt)).graph);
+        }
+    }
+
+    /** The graph a variable-length step of these sequences and token counts runs (built if needed), a copy as {@link #graph(LatentCache, int, AttentionOptions)} returns. */
     public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(seqIds, "seqIds");
@@ -305,7 +323,7 @@ public final class MlaLayer implements AutoCloseable {
         checkGeometry(cache);
         int total = (int) totalTokens(seqIds, queryLens);
         synchronized (lock) {
-            return step(new Shape(cache, rows(cache, total, opt), opt)).graph;
+            return step(new Shape(cache, rows(cache, total, opt), opt)).graph.withCopiedWeights();
         }
     }
 

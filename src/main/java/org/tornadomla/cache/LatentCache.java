@@ -630,6 +630,23 @@ public final class LatentCache implements DeviceResident {
      * rope part as its exact float values.
      */
     public record Quantised(byte[] values, float[] scales, float[] rope, int valuesPerToken, int scalesPerToken) {
+        /** A copy of the byte values. */
+        @Override
+        public byte[] values() {
+            return values.clone();
+        }
+
+        /** A copy of the scales. */
+        @Override
+        public float[] scales() {
+            return scales.clone();
+        }
+
+        /** A copy of the rope part (fp8; empty otherwise). */
+        @Override
+        public float[] rope() {
+            return rope.clone();
+        }
     }
 
     public Quantised quantised(int b) {
