@@ -9,6 +9,7 @@ import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.NaiveAttention;
@@ -42,7 +43,8 @@ import java.util.Objects;
  * kernels read every position through {@code attnMeta}, the step's positions and block tables.
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
- * step of a sequence runs the same graph. Not thread-safe: one layer, one caller at a time.
+ * step of a sequence runs the same graph. A layer runs one step at a time: steps from several threads (and
+ * {@link #close()}) wait for each other; the caches they use must not be changed meanwhile by other code.
  *
  * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
  * {@link Weight} adds its own tasks with the kernels of its form, so the dataflow below is the same for all.
@@ -57,6 +59,8 @@ public final class MlaLayer implements AutoCloseable {
     private final float[] invFreq;
     private final float cosSinScale;
     private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
+    /** Held by a step, a graph lookup and close(): a close() from another thread waits for the running step. */
+    private final Object lock = new Object();
 
     /** A layer on the JVM reference executor. */
     public MlaLayer(MlaWeights weights) {
@@ -127,7 +131,11 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        float[] y = new float[Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "output y")];
+        long n = (long) cache.batch() * tokens * c.hiddenSize();
+        Memory.arrayLength(n, "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        requireEverySlot(cache);
+        requireInput(x, n, MlaException.shape(cache.batch(), tokens, c.hiddenSize()));
+        float[] y = newOutput(n);
         forward(cache, x, tokens, opt, y);
         return y;
     }
@@ -143,7 +151,9 @@ public final class MlaLayer implements AutoCloseable {
         int[] ids = java.util.stream.IntStream.range(0, cache.batch()).toArray();    // every slot: run checks they are in use
         int[] counts = new int[ids.length];
         java.util.Arrays.fill(counts, tokens);
-        run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+        synchronized (lock) {
+            run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+        }
     }
 
     /**
@@ -163,9 +173,38 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         long total = totalTokens(seqIds, queryLens);
-        float[] y = new float[Memory.arrayLength(total * c.hiddenSize(), "output y")];
-        run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
+        long n = total * c.hiddenSize();
+        Memory.arrayLength(n, "input x [" + total + ", " + c.hiddenSize() + "]");
+        requireInput(x, n, MlaException.shape(total, c.hiddenSize()));
+        float[] y = newOutput(n);
+        synchronized (lock) {
+            run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
+        }
         return y;
+    }
+
+    /** A uniform step runs every sequence slot: each must be in use. */
+    private static void requireEverySlot(LatentCache cache) {
+        for (int b = 0; b < cache.batch(); b++) {
+            if (!cache.contains(b)) {
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                        + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
+                        + "forward(cache, seqIds, queryLens, x, opt)");
+            }
+        }
+    }
+
+    /** Checked before the output is allocated: a step's size comes from x, never from a count alone. */
+    private static void requireInput(float[] x, long expected, String shape) {
+        if (x.length != expected) {
+            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
+        }
+    }
+
+    /** The output y of {@code n} floats, once the heap is known to hold it. */
+    private static float[] newOutput(long n) {
+        Memory.require(4 * n, "output y of " + n + " floats");
+        return new float[Memory.arrayLength(n, "output y")];
     }
 
     /**
@@ -212,14 +251,7 @@ public final class MlaLayer implements AutoCloseable {
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
         int total = (int) totalTokens(seqIds, queryLens);
-        for (int i = 0; uniform && i < seqIds.length; i++) {
-            // first: with a free slot the expected shape below would mislead
-            if (!cache.contains(seqIds[i])) {
-                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
-                        + "), but sequence " + seqIds[i] + " is not in it (freed, or never added): pass the live sequences to "
-                        + "forward(cache, seqIds, queryLens, x, opt)");
-            }
-        }
+        if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
         long expected = (long) total * c.hiddenSize();
         if (x.length != expected) {
             String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
@@ -254,20 +286,45 @@ public final class MlaLayer implements AutoCloseable {
         cache.commit(appends);
     }
 
-    /** The graph of one forward shape, e.g. to inspect its tasks or hand it to another executor. */
+    /**
+     * The graph of one forward shape (built if needed), e.g. to inspect its tasks or hand it to another
+     * executor: a {@link KernelGraph#withCopiedWeights copy} whose WEIGHT buffers are copies of the weights
+     * (writing them changes nothing this layer computes) and whose other buffers are those of the graph the
+     * layer runs (its input, output, metadata, scratch and the cache).
+     */
     public KernelGraph graph(LatentCache cache, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
-        return step(new Shape(cache, cache.batch() * tokens, opt)).graph;
+        synchronized (lock) {
+            return step(new Shape(cache, cache.batch() * tokens, opt)).graph.withCopiedWeights();
+        }
     }
 
-    /** The graph a variable-length step of these sequences and token counts runs (built if needed), e.g. to inspect it. */
-    public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
+    /**
+     * What one uniform step of {@code tokens} per sequence moves between host and device on this layer's
+     * executor ({@link GraphExecutor#measureTransfers} of the graph the layer runs, which it executes once).
+     */
+    public GraphExecutor.Transfers measureTransfers(LatentCache cache, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
+        checkShape(cache, tokens);
+        synchronized (lock) {
+            return executor.measureTransfers(step(new Shape(cache, cache.batch() * tokens, opt)).graph);
+        }
+    }
+
+    /** The graph a variable-length step of these sequences and token counts runs (built if needed), a copy as {@link #graph(LatentCache, int, AttentionOptions)} returns. */
+    public KernelGraph graph(LatentCache cache, int[] seqIds, int[] queryLens, AttentionOptions opt) {
+        Objects.requireNonNull(cache, "cache");
+        Objects.requireNonNull(seqIds, "seqIds");
+        Objects.requireNonNull(queryLens, "queryLens");
+        Objects.requireNonNull(opt, "opt");
         checkGeometry(cache);
-        return step(new Shape(cache, rows(cache, (int) totalTokens(seqIds, queryLens), opt), opt)).graph;
+        int total = (int) totalTokens(seqIds, queryLens);
+        synchronized (lock) {
+            return step(new Shape(cache, rows(cache, total, opt), opt)).graph.withCopiedWeights();
+        }
     }
 
     private Step step(Shape shape) {
@@ -429,7 +486,7 @@ public final class MlaLayer implements AutoCloseable {
     private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokenRows, AttentionOptions opt, boolean projections, Weight wkvB) {
         long rows = tokenRows, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
         long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
-        long total = 0;
+        long total = size("the step's metadata", CacheLayout.metaLength(tokenRows, cache.batch(), cache.maxBlocksPerSequence()));
         if (projections) {
             total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
@@ -493,11 +550,14 @@ public final class MlaLayer implements AutoCloseable {
 
     /**
      * Releases what the executor holds for this layer's graphs (device memory under TornadoVM); it does not close
-     * the executor. The layer stays usable: a later step builds its graphs again. Closing twice is harmless.
+     * the executor. The layer stays usable: a later step builds its graphs again. Closing twice is harmless; a
+     * close() while another thread runs a step of this layer waits for that step to end.
      */
     @Override
     public void close() {
-        for (Step s : steps.values()) executor.release(s.graph);
-        steps.clear();
+        synchronized (lock) {
+            for (Step s : steps.values()) executor.release(s.graph);
+            steps.clear();
+        }
     }
 }

@@ -79,7 +79,7 @@ public final class LayerBench {
                 Timing timing = Timing.measure(() -> step(layer, cache, x, y, opt, context), budgetMs, 2);
                 double ms = timing.meanMs();
                 int n = timing.iterations();
-                GraphExecutor.Transfers t = executor.measureTransfers(layer.graph(cache, 1, opt));
+                GraphExecutor.Transfers t = layer.measureTransfers(cache, 1, opt);
                 Result r = new Result(backend, path, dtype, batch, d, config.numHeads(), context, ms, n, t.toDevice(), t.toHost(), t.kernelMs());
                 out.add(r);
                 progress.accept(String.format(Locale.ROOT, "layer %-14s %-8s %-4s B%-4d T%-6d %10.3f ms/step  in %,d B  out %,d B%s  [%d steps]",

@@ -29,7 +29,7 @@ import java.util.Set;
  * ({@code crc32c.<tensor>}).
  *
  * <p>An import checks all of it before writing anything, and refuses: another format, config or dtype; a
- * tensor missing, extra, of another dtype or shape; a checksum that does not match (a flipped bit anywhere in
+ * metadata key the export does not write; a tensor missing, extra, of another dtype or shape; a checksum that does not match (a flipped bit anywhere in
  * the data); NaN or infinite values or scales, negative scales, and the e4m3 NaN codes 0x7F/0xFF.
  */
 public final class CacheFiles {
@@ -142,6 +142,14 @@ public final class CacheFiles {
                 names.remove(t.name);
             }
             if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
+            Set<String> keys = new HashSet<>(List.of("format", "config_sha256", "dtype", "length"));
+            for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
+            for (String key : meta.keySet()) {
+                if (!keys.contains(key)) {
+                    throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
+                            + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
+                }
+            }
 
             if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
                 boolean fp8 = cache.dtype() == CacheDtype.FP8;

@@ -117,7 +117,11 @@ public final class LatentCache implements DeviceResident {
         if (largest > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: " + what
                     + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
-        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots, paged ? what : "a latent cache of " + batch + " × " + capacity + " tokens");
+        // the storage, and the bookkeeping twice (the tables, lengths, flags, counts and pool, and a step's working copy of them)
+        long bookkeeping = 2 * (4L * batch * maxBlocks + 4L * batch + batch + 8L * numBlocks);
+        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots + bookkeeping,
+                (paged ? what + " for " + batch + " sequences" : "a latent cache of " + batch + " × " + capacity + " tokens")
+                        + " (storage and block tables)");
         floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
         if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.pow2(), 0, floats, 0, CacheLayout.TABLE);
         halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];
@@ -436,13 +440,35 @@ public final class LatentCache implements DeviceResident {
      * Writes the kernels' metadata ({@link CacheLayout}, "attnMeta") for a step of {@code rows} token rows: the
      * rows of sequence seqIds[i] come next in order (cu_seqlens-style) and sit at positions
      * firstPositions[i] … firstPositions[i] + counts[i] − 1; rows after the last are padding. The block tables
-     * are those after {@code appends} (null: the current ones, for a step that appends nothing).
+     * are those after {@code appends} (null: the current ones, for a step that appends nothing). Checked before
+     * anything is written: every sequence present, counts &ge; 0, positions inside the capacity, at most
+     * {@code rows} tokens in all, the arrays of one length.
      */
     public void describe(int[] meta, int rows, int[] seqIds, int[] firstPositions, int[] counts, Appends appends) {
+        Objects.requireNonNull(meta, "meta");
+        Objects.requireNonNull(seqIds, "seqIds");
+        Objects.requireNonNull(firstPositions, "firstPositions");
+        Objects.requireNonNull(counts, "counts");
         if (appends != null && (appends.cache != this || appends.version != version)) {
             throw new MlaException("a step prepared for another cache, or before the cache changed");
         }
+        if (rows < 0) throw new MlaException("a step's token rows must be >= 0, found " + rows);
         if (meta.length != metaLength(rows)) throw new MlaException("step metadata holds " + meta.length + " ints, expected " + metaLength(rows));
+        if (firstPositions.length != seqIds.length || counts.length != seqIds.length) {
+            throw new MlaException("a step names " + seqIds.length + " sequences but gives " + firstPositions.length + " first positions and "
+                    + counts.length + " token counts");
+        }
+        long given = 0;
+        for (int i = 0; i < seqIds.length; i++) {
+            checkSequence(seqIds[i]);
+            if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + seqIds[i]);
+            if (firstPositions[i] < 0 || (long) firstPositions[i] + counts[i] > capacity) {
+                throw new MlaException("positions " + firstPositions[i] + " … " + ((long) firstPositions[i] + counts[i] - 1) + " of sequence " + seqIds[i]
+                        + " out of range: a sequence of this cache holds positions 0 … " + (capacity - 1));
+            }
+            given += counts[i];
+        }
+        if (given > rows) throw new MlaException("a step of " + rows + " token rows was given " + given + " tokens");
         int[] t = appends != null ? appends.tables : tables;
         int tables0 = CacheLayout.metaTableStart(rows, batch, maxBlocks, 0);
         int r = 0;
@@ -450,7 +476,6 @@ public final class LatentCache implements DeviceResident {
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i];
             for (int k = 0; k < counts[i]; k++, r++) {
-                if (r >= rows) throw new MlaException("a step of " + rows + " token rows was given more tokens");
                 meta[2 * r] = firstPositions[i] + k;
                 meta[2 * r + 1] = tables0 + b * maxBlocks;
             }
@@ -605,6 +630,23 @@ public final class LatentCache implements DeviceResident {
      * rope part as its exact float values.
      */
     public record Quantised(byte[] values, float[] scales, float[] rope, int valuesPerToken, int scalesPerToken) {
+        /** A copy of the byte values. */
+        @Override
+        public byte[] values() {
+            return values.clone();
+        }
+
+        /** A copy of the scales. */
+        @Override
+        public float[] scales() {
+            return scales.clone();
+        }
+
+        /** A copy of the rope part (fp8; empty otherwise). */
+        @Override
+        public float[] rope() {
+            return rope.clone();
+        }
     }
 
     public Quantised quantised(int b) {

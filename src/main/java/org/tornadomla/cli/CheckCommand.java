@@ -57,7 +57,7 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--tile", defaultValue = "4", description = "tiled path: tile size, small so several tiles occur (default: ${DEFAULT-VALUE})")
     int tile;
 
-    @Option(names = "--splits", defaultValue = "3", description = "tiled path: KV splits (default: ${DEFAULT-VALUE})")
+    @Option(names = "--splits", defaultValue = "3", description = "tiled path: KV splits, 0 = auto (as many as keep every core busy; default: ${DEFAULT-VALUE})")
     int splits;
 
     @Option(names = "--tol", description = "relative tolerance of the outputs (default: " + LayerCheck.TOL + ")")

@@ -39,7 +39,7 @@ public class JvmExecutor implements GraphExecutor {
                     h = spreadOverArray(handle(t));
                     spread.putIfAbsent(t.kernel(), h);
                 }
-                h.invokeExact(t.args());
+                h.invokeExact(t.shared());
             } catch (RuntimeException | Error e) {
                 throw e;
             } catch (Throwable e) {

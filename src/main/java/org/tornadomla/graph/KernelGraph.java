@@ -36,6 +36,21 @@ public final class KernelGraph {
     }
 
     public record Task(String name, Method kernel, MethodHandle handle, Object[] args) {
+        public Task {
+            args = args.clone();
+        }
+
+        /** A copy of the arguments (the arrays in it are the graph's buffers). */
+        @Override
+        public Object[] args() {
+            return args.clone();
+        }
+
+        /** The arguments themselves, for this package's executor, which only reads them. */
+        Object[] shared() {
+            return args;
+        }
+
         public String id() {
             return name.substring(name.indexOf('.') + 1);
         }
@@ -112,6 +127,47 @@ public final class KernelGraph {
 
     public Buffer buffer(Object array) {
         return byArray.get(array);
+    }
+
+    /**
+     * A copy of this graph for code that must not reach the weights' storage: every WEIGHT buffer is a new copy
+     * of its array and the tasks take the copies; the other buffers (inputs, outputs, scratch, state) are this
+     * graph's own. Writing the copy's buffers changes no weight. Costs a copy of the weights (checked against the heap).
+     */
+    public KernelGraph withCopiedWeights() {
+        long bytes = 0;
+        for (Buffer b : buffers) {
+            if (b.role() == Role.WEIGHT) {
+                bytes += (long) java.lang.reflect.Array.getLength(b.array()) * elementBytes(b.array().getClass().componentType());
+            }
+        }
+        org.tornadomla.Memory.require(bytes, "a copy of the weights of graph " + name);
+        KernelGraph g = new KernelGraph(name);
+        Map<Object, Object> copies = new IdentityHashMap<>();
+        for (Buffer b : buffers) {
+            Object a = b.array();
+            if (b.role() == Role.WEIGHT) {
+                int n = java.lang.reflect.Array.getLength(a);
+                Object c = java.lang.reflect.Array.newInstance(a.getClass().componentType(), n);
+                System.arraycopy(a, 0, c, 0, n);
+                copies.put(a, c);
+                a = c;
+            }
+            Buffer nb = new Buffer(b.name(), a, b.role());
+            g.buffers.add(nb);
+            g.byArray.put(a, nb);
+        }
+        for (Task t : tasks) {
+            Object[] args = t.args();
+            for (int i = 0; i < args.length; i++) args[i] = copies.getOrDefault(args[i], args[i]);
+            g.tasks.add(new Task(t.name(), t.kernel(), t.handle(), args));
+        }
+        g.states.addAll(states);
+        return g;
+    }
+
+    private static int elementBytes(Class<?> c) {
+        return c == long.class || c == double.class ? 8 : c == int.class || c == float.class ? 4 : c == short.class || c == char.class ? 2 : 1;
     }
 
     /**
@@ -223,7 +279,7 @@ public final class KernelGraph {
             if (t.name().equals(full)) throw new MlaException("graph " + name + " already has a task " + taskName);
         }
         try {
-            tasks.add(new Task(full, m, MethodHandles.publicLookup().unreflect(m), args.clone()));
+            tasks.add(new Task(full, m, MethodHandles.publicLookup().unreflect(m), args));
         } catch (IllegalAccessException e) {
             throw new MlaException("kernel " + kernelName + " is not accessible", e);
         }

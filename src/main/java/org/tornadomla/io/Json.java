@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharsetDecoder;
@@ -132,7 +133,10 @@ public final class Json {
                 return new JsonPrimitive(r.nextString());
             }
             case NUMBER -> {
-                return new JsonPrimitive(new BigDecimal(r.nextString()));
+                // an integer literal stays a BigInteger, so readers of counts can refuse 64.0, 6.4e1 or 64e0
+                String text = r.nextString();
+                boolean integer = text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0;
+                return new JsonPrimitive(integer ? new BigInteger(text) : new Decimal(text));
             }
             case BOOLEAN -> {
                 return new JsonPrimitive(r.nextBoolean());
@@ -183,7 +187,50 @@ public final class Json {
         if (e == null || !e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber()) {
             throw new MlaException(name + " must be a number, found " + describe(e));
         }
-        return e.getAsJsonPrimitive().getAsBigDecimal().doubleValue();
+        return decimal(e).doubleValue();
+    }
+
+    /** The exact value of a JSON number read by {@link #parse} (an integer literal is held as a BigInteger). */
+    private static BigDecimal decimal(JsonElement e) {
+        Number n = e.getAsJsonPrimitive().getAsNumber();
+        return n instanceof Decimal d ? d.value : n instanceof BigInteger i ? new BigDecimal(i) : new BigDecimal(n.toString());
+    }
+
+    /** A number written with a fraction or an exponent: its exact value, printed as it was written. */
+    private static final class Decimal extends Number {
+        private static final long serialVersionUID = 1L;
+        private final String text;
+        private final BigDecimal value;
+
+        Decimal(String text) {
+            this.text = text;
+            this.value = new BigDecimal(text);
+        }
+
+        @Override
+        public int intValue() {
+            return value.intValue();
+        }
+
+        @Override
+        public long longValue() {
+            return value.longValue();
+        }
+
+        @Override
+        public float floatValue() {
+            return value.floatValue();
+        }
+
+        @Override
+        public double doubleValue() {
+            return value.doubleValue();
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
     }
 
     /** A JSON number that is a whole number in int range, or an error naming {@code name}. */
@@ -191,7 +238,7 @@ public final class Json {
         if (e == null || !e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber()) {
             throw new MlaException(name + " must be an integer, found " + describe(e));
         }
-        BigDecimal d = e.getAsJsonPrimitive().getAsBigDecimal();
+        BigDecimal d = decimal(e);
         try {
             if (d.abs().compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) throw new ArithmeticException();
             return d.intValueExact();
@@ -201,12 +248,16 @@ public final class Json {
         }
     }
 
-    /** A non-negative whole JSON number in long range, or an error naming {@code name}. */
+    /**
+     * A non-negative integer in long range written as one (digits only: 64.0, 6.4e1 and 64e0 are refused, as
+     * the safetensors reference reader refuses them), or an error naming {@code name}.
+     */
     public static long nonNegativeLong(JsonElement e, String name) {
-        if (e == null || !e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber()) {
-            throw new MlaException(name + " must be a non-negative integer, found " + describe(e));
+        if (e == null || !e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber()
+                || !(e.getAsJsonPrimitive().getAsNumber() instanceof BigInteger)) {
+            throw new MlaException(name + " must be a non-negative integer (written without a fraction or exponent), found " + describe(e));
         }
-        BigDecimal d = e.getAsJsonPrimitive().getAsBigDecimal();
+        BigDecimal d = decimal(e);
         try {
             if (d.signum() < 0 || d.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) throw new ArithmeticException();
             return d.longValueExact();

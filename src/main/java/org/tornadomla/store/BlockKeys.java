@@ -66,6 +66,16 @@ public final class BlockKeys {
 
     /** One block: its key, the digest the key is made of, its first position and its token count. */
     public record Key(String name, byte[] digest, int index, int start, int count, boolean partial) {
+        public Key {
+            digest = digest.clone();
+        }
+
+        /** A copy of the digest. */
+        @Override
+        public byte[] digest() {
+            return digest.clone();
+        }
+
         @Override
         public boolean equals(Object o) {
             return o instanceof Key k && k.name.equals(name);

@@ -74,7 +74,7 @@ public final class BlockValue {
         ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
         b.put(MAGIC).putShort((short) VERSION).put((byte) rows.dtype().code).put((byte) (key.partial() ? 1 : 0))
                 .putInt(layer).putInt(key.start()).putInt(n).putInt(rows.kvLoraRank()).putInt(rows.ropeDim())
-                .put(configSha).put(key.digest()).put(rows.data(), from * rb, n * rb);
+                .put(configSha).put(key.digest()).put(rows.shared(), from * rb, n * rb);
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
@@ -83,6 +83,15 @@ public final class BlockValue {
 
     /** What a reader expects of a value: the config, the cache's dtype and geometry, the layer and the block. */
     public record Expected(byte[] configSha, CacheDtype dtype, int kvLoraRank, int ropeDim, int layer, BlockKeys.Key key) {
+        public Expected {
+            configSha = configSha.clone();
+        }
+
+        /** A copy of the config's SHA-256. */
+        @Override
+        public byte[] configSha() {
+            return configSha.clone();
+        }
     }
 
     /**

@@ -106,8 +106,8 @@ public final class LatentCacheRows implements BlockRows {
         LatentRows carried = read(seq, from, len - from);
         cache.commit(step);
         int rb = rows.rowBytes();
-        for (int t = 0; t < carried.count(); t++) copyIn(carried.data(), t * rb, f, h, b, cache.slot(seq, from + t));
-        for (int t = 0; t < rows.count(); t++) copyIn(rows.data(), t * rb, f, h, b, cache.slot(seq, len + t));
+        for (int t = 0; t < carried.count(); t++) copyIn(carried.shared(), t * rb, f, h, b, cache.slot(seq, from + t));
+        for (int t = 0; t < rows.count(); t++) copyIn(rows.shared(), t * rb, f, h, b, cache.slot(seq, len + t));
     }
 
     /** One slot's storage as a packed row ({@link LatentRows}' layout) at out[at …]. */

@@ -27,7 +27,8 @@ import java.util.Objects;
  * </pre>
  *
  * The bytes are exactly what the cache stores, so a push and a pull move no number through a conversion that
- * could round it. The array is owned by the record (callers hand it over and must not change it afterwards).
+ * could round it. The array is owned by the record (callers hand it over and must not change it afterwards);
+ * {@link #data()} returns a copy.
  */
 public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int count, byte[] data) {
     private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
@@ -46,6 +47,17 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
             throw new MlaException("latent rows: " + count + " " + dtype + " rows of [" + kvLoraRank + " + " + ropeDim + "] are " + expected
                     + " bytes, found " + data.length);
         }
+    }
+
+    /** A copy of the rows' bytes (the record keeps its own). */
+    @Override
+    public byte[] data() {
+        return data.clone();
+    }
+
+    /** The record's own bytes, for this package's readers that only read them. */
+    byte[] shared() {
+        return data;
     }
 
     /** Bytes per token: {@link CacheLayout#bytesPerToken}, scales included. */

@@ -52,14 +52,18 @@ public final class SafeTensorsFile implements TensorSource {
 
     private final Path path;
     private final Arena arena;
+    private final FileChannel channel;      // kept open: its size is the mapped file's, however the path changes
+    private final long dataStart;           // 8 + header length
     private final MemorySegment data;
     private final Map<String, TensorInfo> tensors;
     private final Map<String, String> metadata;
 
-    private SafeTensorsFile(Path path, Arena arena, MemorySegment data, Map<String, TensorInfo> tensors,
-                            Map<String, String> metadata) {
+    private SafeTensorsFile(Path path, Arena arena, FileChannel channel, long dataStart, MemorySegment data,
+                            Map<String, TensorInfo> tensors, Map<String, String> metadata) {
         this.path = path;
         this.arena = arena;
+        this.channel = channel;
+        this.dataStart = dataStart;
         this.data = data;
         this.tensors = tensors;
         this.metadata = metadata;
@@ -70,7 +74,9 @@ public final class SafeTensorsFile implements TensorSource {
         if (!Files.exists(path)) throw new MlaException("file not found: " + path);
         if (!Files.isRegularFile(path)) throw new MlaException(path + ": not a safetensors file: not a regular file");
         Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(path, StandardOpenOption.READ);
             long size = ch.size();
             if (size < 8) throw new MlaException(path + ": not a safetensors file: " + size + " bytes, expected at least 8 (the header length)");
             MemorySegment file = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
@@ -84,16 +90,28 @@ public final class SafeTensorsFile implements TensorSource {
             MemorySegment data = file.asSlice(8 + n);
             Map<String, String> metadata = new LinkedHashMap<>();
             Map<String, TensorInfo> tensors = parseHeader(header, data.byteSize(), metadata);
-            return new SafeTensorsFile(path, arena, data, tensors, metadata);
+            return new SafeTensorsFile(path, arena, ch, 8 + n, data, tensors, metadata);
         } catch (IOException e) {
-            arena.close();
+            release(arena, ch);
             throw new MlaException("cannot read " + path + ": " + MlaException.reason(e), e);
         } catch (MlaException e) {
-            arena.close();
+            release(arena, ch);
             throw e.getMessage().startsWith(path.toString()) ? e : new MlaException(path + ": " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            arena.close();
+        } catch (InternalError e) {
+            release(arena, ch);
+            throw new MlaException(path + ": the file changed while it was read (truncated by another writer?)", e);
+        } catch (RuntimeException | Error e) {
+            release(arena, ch);
             throw e;
+        }
+    }
+
+    private static void release(Arena arena, FileChannel ch) {
+        if (arena.scope().isAlive()) arena.close();
+        try {
+            if (ch != null) ch.close();
+        } catch (IOException ignored) {
+            // nothing was written: closing a read-only channel cannot lose data
         }
     }
 
@@ -212,20 +230,56 @@ public final class SafeTensorsFile implements TensorSource {
                     + " cannot be read as floats (expected F32, BF16, F16 or F64)");
         }
         float[] out = new float[(int) n];
-        MemorySegment s = data.asSlice(t.begin(), t.end() - t.begin());
-        switch (t.dtype()) {
-            case F32 -> MemorySegment.copy(s, F32_LE, 0, out, 0, out.length);
-            case BF16 -> {
-                for (int i = 0; i < out.length; i++) out[i] = Bf16Bits.decode(s.getAtIndex(I16_LE, i));
+        mapped(name, () -> {
+            MemorySegment s = data.asSlice(t.begin(), t.end() - t.begin());
+            switch (t.dtype()) {
+                case F32 -> MemorySegment.copy(s, F32_LE, 0, out, 0, out.length);
+                case BF16 -> {
+                    for (int i = 0; i < out.length; i++) out[i] = Bf16Bits.decode(s.getAtIndex(I16_LE, i));
+                }
+                case F16 -> {
+                    for (int i = 0; i < out.length; i++) out[i] = Float.float16ToFloat(s.getAtIndex(I16_LE, i));
+                }
+                default -> {
+                    for (int i = 0; i < out.length; i++) out[i] = (float) s.getAtIndex(F64_LE, i);
+                }
             }
-            case F16 -> {
-                for (int i = 0; i < out.length; i++) out[i] = Float.float16ToFloat(s.getAtIndex(I16_LE, i));
-            }
-            default -> {
-                for (int i = 0; i < out.length; i++) out[i] = (float) s.getAtIndex(F64_LE, i);
-            }
-        }
+            return null;
+        });
         return out;
+    }
+
+    /**
+     * Runs a read of the mapping. A file cut shorter by another writer after it was mapped makes the pages past
+     * its new end fault (the JVM reports an {@link InternalError}), and a file closed by another thread ends the
+     * mapping (an {@link IllegalStateException}): both become an {@link MlaException} naming the file.
+     */
+    private <T> T mapped(String name, java.util.function.Supplier<T> read) {
+        requireOpen();
+        TensorInfo t = tensors.get(name);
+        long size;
+        try {
+            size = channel.size();
+        } catch (IOException e) {
+            throw new MlaException("cannot read " + path + ": " + MlaException.reason(e), e);
+        }
+        if (size < dataStart + t.end()) {
+            throw new MlaException(path + ": the file changed while it was open: it holds " + size + " bytes, tensor "
+                    + MlaException.quote(name) + " ends at byte " + (dataStart + t.end()) + " (truncated by another writer?); open it again");
+        }
+        try {
+            return read.get();
+        } catch (InternalError e) {            // cut between the size check and the read
+            throw new MlaException(path + ": the file changed while it was open (truncated by another writer?) reading tensor "
+                    + MlaException.quote(name) + "; open it again", e);
+        } catch (IllegalStateException e) {
+            if (arena.scope().isAlive()) throw e;
+            throw new MlaException(path + ": read of tensor " + MlaException.quote(name) + " after the file was closed", e);
+        }
+    }
+
+    private void requireOpen() {
+        if (!arena.scope().isAlive()) throw new MlaException(path + ": read after the file was closed");
     }
 
     /**
@@ -241,21 +295,29 @@ public final class SafeTensorsFile implements TensorSource {
         }
         if (expected.bytes != 1 || expected == DType.BOOL) throw new MlaException("readBytes reads one-byte numbers, not " + expected);
         if (t.end() - t.begin() > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + MlaException.quote(name) + " is too large for one Java array");
-        return data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE);
+        return mapped(name, () -> data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE));
     }
 
     /** CRC32C of the tensor's bytes in the file (what {@link SafeTensorsWriter#checksums()} records). */
     public long crc32c(String name) {
         TensorInfo t = tensor(name);
-        CRC32C crc = new CRC32C();
-        for (long at = t.begin(); at < t.end(); at += 1 << 30) {
-            crc.update(data.asSlice(at, Math.min(1 << 30, t.end() - at)).asByteBuffer());
-        }
-        return crc.getValue();
+        return mapped(name, () -> {
+            // through a heap copy: the CRC32C intrinsic reading the mapping directly would crash the JVM on a page
+            // that a truncation removed, where a segment copy raises an error that mapped() reports
+            CRC32C crc = new CRC32C();
+            byte[] chunk = new byte[(int) Math.min(1 << 20, t.end() - t.begin())];
+            for (long at = t.begin(); at < t.end(); at += chunk.length) {
+                int n = (int) Math.min(chunk.length, t.end() - at);
+                MemorySegment.copy(data, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
+                crc.update(chunk, 0, n);
+            }
+            return crc.getValue();
+        });
     }
 
     private TensorInfo tensor(String name) {
         Objects.requireNonNull(name, "name");
+        requireOpen();
         TensorInfo t = tensors.get(name);
         if (t == null) throw new MlaException(path + ": no tensor " + MlaException.quote(name));
         return t;
@@ -266,8 +328,9 @@ public final class SafeTensorsFile implements TensorSource {
         return List.of(path);
     }
 
+    /** Ends the mapping; a read after it is an {@link MlaException} naming the file. Closing twice is harmless. */
     @Override
-    public void close() {
-        if (arena.scope().isAlive()) arena.close();
+    public synchronized void close() {
+        release(arena, channel);
     }
 }

@@ -21,6 +21,8 @@ public interface TensorSource extends AutoCloseable {
 
     /** The tensor, which must exist and have exactly this shape, as f32. */
     default float[] readFloats(String name, long... shape) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(shape, "shape");
         TensorInfo info = info(name);
         if (info == null) throw new MlaException("missing tensor " + MlaException.quote(name) + " (expected shape " + MlaException.shape(shape) + ")");
         info.requireShape(shape);

@@ -9,7 +9,10 @@ import org.tornadomla.kernels.Dequantize;
 import org.tornadomla.kernels.Fp8;
 import org.tornadomla.kernels.Projections;
 
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 
 /**
  * One weight tensor of a layer, immutable, held in one of the {@link WeightDtype} forms: f32 numbers, bf16
@@ -17,16 +20,23 @@ import java.util.Objects;
  * block, [ceil(rows/128), ceil(cols/128)]; W[i, j] = e4m3(code[i, j])·scale[i/128, j/128] rounded once to f32).
  *
  * <p>Nothing here hands out the storage: readers get a dequantised copy ({@link #toFloats()}) or a converted
- * weight ({@link #to}); factories copy what they are given. The storage reaches kernels only as WEIGHT buffers
- * of a {@link KernelGraph} (whose buffers belong to the executor that runs it, never to be written), through
+ * weight ({@link #to}); factories copy what they are given, and {@link #asF32} returns a copy. The storage
+ * reaches kernels only as WEIGHT buffers of a {@link KernelGraph} (whose buffers belong to the executor that
+ * runs it, never to be written; {@code MlaLayer} hands out only copies of its graphs' weights), each graph
+ * with its own power-of-two table, through
  * the methods that add a task using the weight ({@link #project}, {@link #absorbQuery}, {@link #unabsorbValue},
  * {@link #asF32}); each picks the kernel for the weight's form, so the layer's dataflow does not change with it. Every
  * weight is checked when made: the right number of values, all finite (no NaN or infinite f32 or bf16
  * values, no e4m3 NaN code 0x7F/0xFF), scales finite, not negative and small enough that 448·scale is finite.
  */
 public final class Weight {
-    /** The power-of-two table the bf16 and fp8 kernels decode with (one shared copy, never written). */
+    /** The power-of-two table host code here decodes with; never handed out. */
     private static final float[] POW2 = Bf16.pow2();
+    /**
+     * Each graph's own copy of the table its bf16 and fp8 tasks decode with: a caller that writes one graph's
+     * buffers changes that graph only, never the weights of another graph or layer. Keys are held weakly.
+     */
+    private static final Map<KernelGraph, float[]> TABLES = Collections.synchronizedMap(new WeakHashMap<>());
 
     private final String name;
     private final long[] shape;
@@ -344,14 +354,14 @@ public final class Weight {
             }
             case BF16 -> {
                 short[] w = g.weight(b, bf16);
-                float[] p = g.weight("pow2", POW2);
+                float[] p = pow2(g);
                 if (tokens == 1) g.task(task, Projections::matVecBf16, x, w, p, y, in, out);
                 else g.task(task, Projections::matMulBf16, x, w, p, y, tokens, in, out);
             }
             case FP8 -> {
                 byte[] w = g.weight(b, codes);
                 float[] s = g.weight(b + ".scale_inv", scales);
-                float[] p = g.weight("pow2", POW2);
+                float[] p = pow2(g);
                 if (tokens == 1) g.task(task, Projections::matVecFp8, x, w, s, p, y, in, out);
                 else g.task(task, Projections::matMulFp8, x, w, s, p, y, tokens, in, out);
             }
@@ -369,8 +379,8 @@ public final class Weight {
         String b = bufferName();
         switch (dtype) {
             case F32 -> g.task(task, Absorb::absorbQuery, q, g.weight(b, f32), qLat, rows, heads, dn, dr, dv, dc);
-            case BF16 -> g.task(task, Absorb::absorbQueryBf16, q, g.weight(b, bf16), g.weight("pow2", POW2), qLat, rows, heads, dn, dr, dv, dc);
-            case FP8 -> g.task(task, Absorb::absorbQueryFp8, q, g.weight(b, codes), g.weight(b + ".scale_inv", scales), g.weight("pow2", POW2),
+            case BF16 -> g.task(task, Absorb::absorbQueryBf16, q, g.weight(b, bf16), pow2(g), qLat, rows, heads, dn, dr, dv, dc);
+            case FP8 -> g.task(task, Absorb::absorbQueryFp8, q, g.weight(b, codes), g.weight(b + ".scale_inv", scales), pow2(g),
                     qLat, rows, heads, dn, dr, dv, dc);
         }
     }
@@ -386,10 +396,15 @@ public final class Weight {
         String b = bufferName();
         switch (dtype) {
             case F32 -> g.task(task, Absorb::unabsorbValue, oLat, g.weight(b, f32), o, rows, heads, dn, dv, dc);
-            case BF16 -> g.task(task, Absorb::unabsorbValueBf16, oLat, g.weight(b, bf16), g.weight("pow2", POW2), o, rows, heads, dn, dv, dc);
-            case FP8 -> g.task(task, Absorb::unabsorbValueFp8, oLat, g.weight(b, codes), g.weight(b + ".scale_inv", scales), g.weight("pow2", POW2),
+            case BF16 -> g.task(task, Absorb::unabsorbValueBf16, oLat, g.weight(b, bf16), pow2(g), o, rows, heads, dn, dv, dc);
+            case FP8 -> g.task(task, Absorb::unabsorbValueFp8, oLat, g.weight(b, codes), g.weight(b + ".scale_inv", scales), pow2(g),
                     o, rows, heads, dn, dv, dc);
         }
+    }
+
+    /** Graph g's power-of-two table (a WEIGHT buffer "pow2"), made on its first use there. */
+    private static float[] pow2(KernelGraph g) {
+        return g.weight("pow2", TABLES.computeIfAbsent(g, k -> Bf16.pow2()));
     }
 
     private int checkKvB(int heads, int dn, int dv) {
@@ -401,19 +416,25 @@ public final class Weight {
     }
 
     /**
-     * This weight as an f32 buffer of {@code g}: an F32 weight's own values (a WEIGHT buffer), or for BF16 and
-     * FP8 a SCRATCH buffer that task {@code task} fills with the decoded values on every execution
-     * ({@link Dequantize}). The NAIVE attention path uses it for kv_b_proj, norms use it as they are f32.
+     * This weight as an f32 buffer of {@code g}: for an F32 weight a copy of its values (a WEIGHT buffer: what
+     * is returned is never the weight's own storage), for BF16 and FP8 a SCRATCH buffer that task {@code task}
+     * fills with the decoded values on every execution ({@link Dequantize}). The NAIVE attention path uses it
+     * for kv_b_proj, norms use it as they are f32.
      */
     public float[] asF32(KernelGraph g, String task) {
+        Objects.requireNonNull(g, "g");
+        Objects.requireNonNull(task, "task");
         String b = bufferName();
-        if (dtype == WeightDtype.F32) return g.weight(b, f32);
+        if (dtype == WeightDtype.F32) {
+            Memory.require(4L * f32.length, "a copy of weight " + name);
+            return g.weight(b, f32.clone());
+        }
         int rows = shape.length == 2 ? (int) shape[0] : 1, cols = (int) shape[shape.length - 1];
         float[] out = g.scratch(b + ".f32", new float[numbers()]);
         if (dtype == WeightDtype.BF16) {
-            g.task(task, Dequantize::fromBf16, g.weight(b, bf16), g.weight("pow2", POW2), out, rows, cols);
+            g.task(task, Dequantize::fromBf16, g.weight(b, bf16), pow2(g), out, rows, cols);
         } else {
-            g.task(task, Dequantize::fromFp8, g.weight(b, codes), g.weight(b + ".scale_inv", scales), g.weight("pow2", POW2), out, rows, cols);
+            g.task(task, Dequantize::fromFp8, g.weight(b, codes), g.weight(b + ".scale_inv", scales), pow2(g), out, rows, cols);
         }
         return out;
     }

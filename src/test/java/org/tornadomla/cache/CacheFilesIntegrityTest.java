@@ -137,4 +137,17 @@ class CacheFilesIntegrityTest {
         CacheFiles.importInto(f, c, other, 0);
         assertArrayEquals(cache.latent(0), other.latent(0));
     }
+    @Test
+    void metadataTheExporterDoesNotWriteIsRefused() {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        java.util.function.Supplier<SafeTensorsWriter> ok = () -> new SafeTensorsWriter()
+                .add("kv_cache", DType.F32, new long[] {N, dc}, new float[N * dc]).add("pe_cache", DType.F32, new long[] {N, dr}, new float[N * dr]);
+        LatentCache target = new LatentCache(c, 1, 8, CacheDtype.F32);
+        CacheFiles.importInto(handMade("ok.safetensors", CacheDtype.F32, ok.get()), c, target, 0);   // the hand-made file itself is fine
+        assertEquals(N, target.length(0));
+        for (String key : new String[] {"crc32c.extra", "crc32c.kv_cache_int8", "comment", "crc32c."}) {
+            String m = refused(handMade(key + ".safetensors", CacheDtype.F32, ok.get().metadata(key, "00000000")), CacheDtype.F32);
+            assertTrue(m.contains("unexpected metadata key " + org.tornadomla.MlaException.quote(key)), m);
+        }
+    }
 }

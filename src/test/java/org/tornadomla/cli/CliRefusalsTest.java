@@ -247,4 +247,17 @@ class CliRefusalsTest {
     void aLadderStepThatOnlyRunsOnTornadoVmSaysSoWithoutIt() throws IOException {
         refused("runs only on TornadoVM: add --backend tornado", "ladder", "--step", "7");
     }
+    /** --splits 0 is taken as "automatic" by every command that has the option: each says so in its help. */
+    @Test
+    void splitsZeroIsDocumentedWhereverItIsAccepted() {
+        picocli.CommandLine root = MlaCommand.commandLine(new java.io.PrintWriter(java.io.Writer.nullWriter()), new java.io.PrintWriter(java.io.Writer.nullWriter()));
+        int seen = 0;
+        for (picocli.CommandLine sub : root.getSubcommands().values()) {
+            picocli.CommandLine.Model.OptionSpec o = sub.getCommandSpec().findOption("--splits");
+            if (o == null) continue;
+            seen++;
+            assertTrue(String.join(" ", o.description()).contains("0 = auto"), sub.getCommandName() + ": " + String.join(" ", o.description()));
+        }
+        assertTrue(seen >= 2, "commands with --splits: " + seen);
+    }
 }

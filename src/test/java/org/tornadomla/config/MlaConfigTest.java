@@ -140,7 +140,7 @@ class MlaConfigTest {
                 refused(V3.replace("\"type\": \"yarn\"", "\"type\": {}")));
         assertEquals("invalid config: q_lora_rank must be an integer in -2147483648 … 2147483647, found the number 1.5",
                 refused(V3.replace("\"q_lora_rank\": 1536", "\"q_lora_rank\": 1.5")));
-        assertEquals("invalid config: rope_scaling.original_max_position_embeddings must be an integer in -2147483648 … 2147483647, found the number 1E+20",
+        assertEquals("invalid config: rope_scaling.original_max_position_embeddings must be an integer in -2147483648 … 2147483647, found the number 1e20",
                 refused(V3.replace("\"original_max_position_embeddings\": 4096", "\"original_max_position_embeddings\": 1e20")));
         assertTrue(refused(V3.replace("\"hidden_size\": 7168,", "\"hidden_size\": 7168, \"hidden_size\": 1024,")).contains("duplicate key 'hidden_size'"));
         for (String lenient : new String[] {V3 + " trailing", "// comment\n" + V3, V3.replace("\"hidden_size\"", "hidden_size"),

@@ -165,4 +165,54 @@ class StrictSafeTensorsTest {
         m = assertThrows(MlaException.class, () -> TensorSource.open(Path.of("/dev/zero"))).getMessage();
         assertTrue(m.contains("not a regular file"), m);
     }
+    @Test
+    void numbersOfShapesAndOffsetsMustBeWrittenAsIntegers() throws IOException {
+        // the format's reference reader takes these as unsigned integers: 64.0, 6.4e1 and 64e0 are floats there
+        for (String n : new String[] {"2.0", "2e0", "0.2e1", "2E0"}) {
+            String m = refused(file("f" + n + ".safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[" + n + "],\"data_offsets\":[0,8]}}", 8));
+            assertTrue(m.contains("shape[0] must be a non-negative integer") && m.contains(n), m);
+            m = refused(file("o" + n + ".safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0," + n.replace("2", "8") + "]}}", 8));
+            assertTrue(m.contains("data_offsets[1] must be a non-negative integer"), m);
+        }
+    }
+
+    @Test
+    void metadataListedTwiceIsRefused() throws IOException {
+        String m = refused(file("meta2.safetensors", "{\"__metadata__\":{\"format\":\"pt\"}," + A + ",\"__metadata__\":{\"format\":\"x\"}}", 8));
+        assertTrue(m.contains("duplicate key '__metadata__'"), m);
+        m = refused(file("meta2e.safetensors", "{\"__metadata__\":{}," + A + ",\"__metadata\\u005f_\":{}}", 8));
+        assertTrue(m.contains("duplicate key '__metadata__'"), m);
+    }
+
+    @Test
+    void aFileTruncatedWhileOpenIsAnErrorNamingIt() throws IOException {
+        Path f = dir.resolve("t.safetensors");
+        new SafeTensorsWriter().add("a", new long[] {4096}, new float[4096]).add("b", new long[] {4096}, new float[4096]).write(f);
+        try (SafeTensorsFile st = SafeTensorsFile.open(f)) {
+            try (var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.truncate(4096);                        // another writer cuts the file: the mapping's pages past it are gone
+            }
+            for (org.junit.jupiter.api.function.Executable read : new org.junit.jupiter.api.function.Executable[] {
+                    () -> st.readFloats("b"), () -> st.crc32c("b"), () -> st.readFloats("b", 4096)}) {
+                String m = assertThrows(MlaException.class, read).getMessage();
+                assertTrue(m.contains(f.toString()) && m.contains("changed while it was open"), m);
+            }
+        }
+    }
+
+    @Test
+    void readingAfterCloseAndNullArgumentsAreNamed() throws IOException {
+        Path f = dir.resolve("c.safetensors");
+        new SafeTensorsWriter().add("a", new long[] {2}, new float[] {1, 2}).addBytes("u", DType.U8, new long[] {1}, new byte[] {1}).write(f);
+        SafeTensorsFile st = SafeTensorsFile.open(f);
+        assertEquals("shape", assertThrows(NullPointerException.class, () -> st.readFloats("a", (long[]) null)).getMessage());
+        assertEquals("name", assertThrows(NullPointerException.class, () -> st.readFloats(null, 2)).getMessage());
+        st.close();
+        for (org.junit.jupiter.api.function.Executable read : new org.junit.jupiter.api.function.Executable[] {
+                () -> st.readFloats("a"), () -> st.readFloats("a", 2), () -> st.readBytes("u", DType.U8), () -> st.crc32c("a")}) {
+            String m = assertThrows(MlaException.class, read).getMessage();
+            assertTrue(m.contains(f.toString()) && m.contains("closed"), m);
+        }
+        st.close();                                       // twice: harmless
+    }
 }

@@ -1,0 +1,258 @@
+package org.tornadomla;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheFiles;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.config.RopeFrequencies;
+import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.io.Json;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.store.BlockKeys;
+import org.tornadomla.store.BlockValue;
+import org.tornadomla.store.LatentRows;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsFile;
+import org.tornadomla.weights.SafeTensorsWriter;
+import org.tornadomla.weights.ShardedSafeTensors;
+import org.tornadomla.weights.TensorInfo;
+import org.tornadomla.weights.TensorSource;
+import org.tornadomla.weights.Weight;
+import org.tornadomla.weights.WeightDtype;
+
+import java.io.IOException;
+import java.lang.reflect.Array;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * No public method of the API packages returns storage a caller can write: every public method that returns an
+ * array or a buffer is found by reflection and either called (the result is scribbled over, then the method is
+ * called again and must give what it gave before, in a new array) or listed with the reason its array is meant to
+ * be written (the cache's storage, which kernels write). A new such method fails here until it is one or the other.
+ */
+class ApiImmutabilityTest {
+    @TempDir
+    Path dir;
+
+    static final List<String> PACKAGES = List.of("org.tornadomla", "org.tornadomla.attention", "org.tornadomla.cache",
+            "org.tornadomla.config", "org.tornadomla.weights", "org.tornadomla.graph", "org.tornadomla.io", "org.tornadomla.store",
+            "org.tornadomla.kernels", "org.tornadomla.fast");
+
+    /** Methods whose arrays are state meant to be written, with the reason. */
+    static final Map<String, String> STATE = Map.of(
+            "LatentCache.floats()", "the cache's storage: kernels write it (a cache is mutable)",
+            "LatentCache.halves()", "the cache's storage: kernels write it",
+            "LatentCache.bytes()", "the cache's storage: kernels write it",
+            "LatentCache.arrays()", "the cache's storage as DeviceResident state, for executors",
+            "DeviceResident.arrays()", "device-resident state (a cache's storage), for executors",
+            "BlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)",
+            "RedisBlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)");
+
+    static String key(Method m) {
+        StringBuilder sb = new StringBuilder(m.getDeclaringClass().getSimpleName()).append('.').append(m.getName()).append('(');
+        Class<?>[] p = m.getParameterTypes();
+        for (int i = 0; i < p.length; i++) sb.append(i > 0 ? ", " : "").append(p[i].getSimpleName());
+        return sb.append(')').toString();
+    }
+
+    /** Every public method of a public class of the API packages that returns an array or a java.nio.Buffer. */
+    static List<Method> arrayReturning() throws Exception {
+        Path classes = Path.of(MlaException.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        List<Method> out = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(classes)) {
+            for (Path f : files.filter(x -> x.toString().endsWith(".class")).sorted().toList()) {
+                String name = classes.relativize(f).toString().replace(java.io.File.separatorChar, '.').replaceAll("\\.class$", "");
+                Class<?> c = Class.forName(name, false, ApiImmutabilityTest.class.getClassLoader());
+                if (!PACKAGES.contains(c.getPackageName()) || !Modifier.isPublic(c.getModifiers())) continue;
+                if (c.getEnclosingClass() != null && !Modifier.isPublic(c.getEnclosingClass().getModifiers())) continue;
+                for (Method m : c.getDeclaredMethods()) {
+                    Class<?> r = m.getReturnType();
+                    if (Modifier.isPublic(m.getModifiers()) && !m.isSynthetic() && !m.isBridge()
+                            && (r.isArray() || java.nio.Buffer.class.isAssignableFrom(r))) out.add(m);
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void writingWhatAPublicMethodReturnsChangesNothing() throws Exception {
+        Map<String, Callable<Object>> calls = calls();
+        List<String> missing = new ArrayList<>();
+        int checked = 0;
+        for (Method m : arrayReturning()) {
+            String k = key(m);
+            if (STATE.containsKey(k)) continue;
+            Callable<Object> call = calls.get(k);
+            if (call == null && Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0) call = () -> m.invoke(null);   // values(), pow2()
+            if (call == null) {
+                missing.add(k);
+                continue;
+            }
+            Object first = call.call();
+            Object before = copy(first);
+            scribble(first);
+            Object again = call.call();
+            assertNotSame(first, again, k + " returned the same array twice");
+            assertTrue(java.util.Objects.deepEquals(before, again), k + ": writing its result changed what it returns");
+            checked++;
+        }
+        assertTrue(missing.isEmpty(), "public methods returning arrays that this test neither calls nor lists as state: " + new TreeSet<>(missing));
+        assertTrue(checked >= 30, "checked " + checked);
+    }
+
+    /** How to call each method with arguments that give a non-trivial result. */
+    private Map<String, Callable<Object>> calls() throws IOException {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 5);
+        MlaLayer layer = new MlaLayer(w);
+        float[] x1 = TestData.gaussian(1, c.hiddenSize()), x2 = TestData.gaussian(2, 2 * c.hiddenSize());
+        LatentCache cache = layer.newPagedCache(2, 32, 8, 4, CacheDtype.F32);
+        int s = cache.addSequence();
+        cache.write(s, TestData.gaussian(3, 6 * c.kvLoraRank()), TestData.gaussian(4, 6 * c.qkRopeHeadDim()));
+        LatentCache fp8 = new LatentCache(c, 1, 8, CacheDtype.FP8);
+        fp8.write(0, TestData.gaussian(5, 3 * c.kvLoraRank()), TestData.gaussian(6, 3 * c.qkRopeHeadDim()));
+        LatentCache.Quantised q = fp8.quantised(0);
+        Weight f32 = w.kvB(), bf16 = w.kvB().to(WeightDtype.BF16);
+        Path st = dir.resolve("t.safetensors");
+        new SafeTensorsWriter().add("a", new long[] {2, 3}, new float[] {1, 2, 3, 4, 5, 6}).addBytes("b", DType.U8, new long[] {2}, new byte[] {7, 8}).write(st);
+        Path index = dir.resolve("model.safetensors.index.json");
+        Files.writeString(index, "{\"weight_map\":{\"a\":\"t.safetensors\",\"b\":\"t.safetensors\"}}");
+        SafeTensorsFile file = SafeTensorsFile.open(st);
+        ShardedSafeTensors sharded = ShardedSafeTensors.open(index);
+        TensorInfo info = file.info("a");
+        String sha = CacheFiles.configHash(c);
+        BlockKeys.Key blockKey = new BlockKeys("k:", "m", sha, CacheDtype.F32, 4).chain(new int[] {1, 2, 3, 4}, 0).get(0);
+        byte[] rowBytes = new byte[4 * LatentRows.rowBytes(CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim())];
+        new SplittableRandom(7).nextBytes(rowBytes);
+        for (int i = 0; i < rowBytes.length; i += 4) rowBytes[i + 3] = 0x3F;             // finite floats
+        LatentRows rows = new LatentRows(CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim(), 4, rowBytes);
+        LatentRows int8 = new LatentRows(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim(), 1,
+                new byte[LatentRows.rowBytes(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim())]);
+        BlockValue.Expected expected = new BlockValue.Expected(java.util.HexFormat.of().parseHex(sha), CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim(), 0, blockKey);
+        AttentionOptions tiled = AttentionOptions.of(AttentionPath.TILED);
+
+        Map<String, Callable<Object>> m = new LinkedHashMap<>();
+        // each step on a fresh cache: the output must be the caller's own array, not a buffer of the layer's graph
+        m.put("MlaLayer.decode(LatentCache, float[], AttentionPath)", () -> layer.decode(layer.newCache(1, 8, CacheDtype.F32), x1, AttentionPath.TILED));
+        m.put("MlaLayer.prefill(LatentCache, float[], int, AttentionPath)", () -> layer.prefill(layer.newCache(1, 8, CacheDtype.F32), x2, 2, AttentionPath.ABSORBED));
+        m.put("MlaLayer.forward(LatentCache, float[], int, AttentionOptions)", () -> layer.forward(layer.newCache(1, 8, CacheDtype.F32), x2, 2, tiled));
+        m.put("MlaLayer.forward(LatentCache, int[], int[], float[], AttentionOptions)", () -> {
+            LatentCache p = layer.newPagedCache(2, 16, 8, 4, CacheDtype.F32);
+            return layer.forward(p, new int[] {p.addSequence()}, new int[] {2}, x2, tiled);
+        });
+        m.put("LatentCache.latent(int)", () -> cache.latent(s));
+        m.put("LatentCache.ropeKey(int)", () -> cache.ropeKey(s));
+        m.put("LatentCache.blockTable(int)", () -> cache.blockTable(s));
+        m.put("LatentCache.allSequences()", () -> fp8.allSequences());
+        m.put("Quantised.values()", q::values);
+        m.put("Quantised.scales()", q::scales);
+        m.put("Quantised.rope()", q::rope);
+        m.put("RopeFrequencies.inverseFrequencies(MlaConfig)", () -> RopeFrequencies.inverseFrequencies(TestData.yarn()));
+        m.put("RopeFrequencies.correctionRange(MlaConfig)", () -> RopeFrequencies.correctionRange(TestData.yarn()));
+        KernelGraph.Task task = layer.graph(fp8, 1, tiled).tasks().get(0);
+        m.put("Task.args()", task::args);
+        m.put("Json.readBytes(Path, long, String)", () -> Json.readBytes(index, 1000, "index"));
+        m.put("Key.digest()", blockKey::digest);
+        m.put("Expected.configSha()", expected::configSha);
+        m.put("BlockValue.encode(byte[], int, Key, LatentRows)", () -> BlockValue.encode(expected.configSha(), 0, blockKey, rows));
+        m.put("BlockValue.encode(byte[], int, Key, LatentRows, int)", () -> BlockValue.encode(expected.configSha(), 0, blockKey, rows, 0));
+        m.put("LatentRows.data()", rows::data);
+        m.put("LatentRows.latent()", rows::latent);
+        m.put("LatentRows.ropeKey()", rows::ropeKey);
+        m.put("LatentRows.scales()", int8::scales);
+        m.put("LatentRows.values()", int8::values);
+        m.put("Tensor.shape()", () -> MlaWeights.tensors(c).get(0).shape());
+        m.put("MlaWeights.gaussians(SplittableRandom, int, double)", () -> MlaWeights.gaussians(new SplittableRandom(1), 5, 1));
+        m.put("SafeTensorsFile.readFloats(String)", () -> file.readFloats("a"));
+        m.put("SafeTensorsFile.readBytes(String, DType)", () -> file.readBytes("b", DType.U8));
+        m.put("ShardedSafeTensors.readFloats(String)", () -> sharded.readFloats("a"));
+        m.put("ShardedSafeTensors.readBytes(String, DType)", () -> sharded.readBytes("b", DType.U8));
+        m.put("TensorSource.readFloats(String)", () -> ((TensorSource) file).readFloats("a"));
+        m.put("TensorSource.readBytes(String, DType)", () -> ((TensorSource) sharded).readBytes("b", DType.U8));
+        m.put("TensorSource.readFloats(String, long[])", () -> file.readFloats("a", 2, 3));
+        m.put("TensorInfo.shape()", info::shape);
+        m.put("Weight.shape()", f32::shape);
+        m.put("Weight.scaleShape(long, long)", () -> Weight.scaleShape(300, 200));
+        m.put("Weight.toFloats()", bf16::toFloats);
+        // an f32 weight as a buffer of a graph: a copy, so the weight (and what the next graph gets) stays as it was
+        m.put("Weight.asF32(KernelGraph, String)", () -> f32.asF32(new KernelGraph("g"), "t"));
+        return m;
+    }
+
+    private static Object copy(Object a) {
+        if (a instanceof Object[] o) return o.clone();          // its elements as they are (a task's arguments: the graph's buffers)
+        int n = Array.getLength(a);
+        Object c = Array.newInstance(a.getClass().componentType(), n);
+        System.arraycopy(a, 0, c, 0, n);
+        return c;
+    }
+
+    /** Changes every element (of an Object[]: replaces each by null). */
+    private static void scribble(Object a) {
+        switch (a) {
+            case float[] f -> { for (int i = 0; i < f.length; i++) f[i] = f[i] + 1.5f; }
+            case double[] d -> { for (int i = 0; i < d.length; i++) d[i] = d[i] + 1.5; }
+            case int[] v -> { for (int i = 0; i < v.length; i++) v[i] = ~v[i]; }
+            case long[] v -> { for (int i = 0; i < v.length; i++) v[i] = ~v[i]; }
+            case short[] v -> { for (int i = 0; i < v.length; i++) v[i] = (short) ~v[i]; }
+            case byte[] v -> { for (int i = 0; i < v.length; i++) v[i] = (byte) ~v[i]; }
+            case boolean[] v -> { for (int i = 0; i < v.length; i++) v[i] = !v[i]; }
+            case Object[] o -> java.util.Arrays.fill(o, null);
+            default -> throw new AssertionError("not an array: " + a);
+        }
+    }
+
+    /**
+     * Writing every weight buffer of a layer's graph, and the power-of-two table of a graph of one's own (every
+     * graph has its own), changes nothing the layer, another layer or the weights compute.
+     */
+    @Test
+    void writingAGraphsWeightBuffersChangesNoWeight() {
+        MlaConfig c = TestData.small();
+        float[] x = TestData.gaussian(9, c.hiddenSize());
+        for (WeightDtype dt : WeightDtype.values()) {
+            MlaWeights w = MlaWeights.random(c, 8).to(dt);
+            MlaLayer layer = new MlaLayer(w), other = new MlaLayer(w);
+            float[] weightValues = w.kvB().toFloats();
+            for (AttentionPath path : AttentionPath.values()) {
+                float[] expected = new MlaLayer(w).decode(new LatentCache(c, 1, 8, CacheDtype.BF16), x, path);
+                LatentCache cache = layer.newCache(1, 8, CacheDtype.BF16);
+                layer.decode(cache, x, path);                            // the layer's graph exists
+                cache.truncate(0);
+                KernelGraph g = layer.graph(cache, 1, AttentionOptions.of(path));
+                for (KernelGraph.Buffer b : g.buffers()) if (b.role() == KernelGraph.Role.WEIGHT) scribble(b.array());
+                KernelGraph mine = new KernelGraph("mine");
+                w.kvA().project(mine, "p", mine.input("x", new float[c.hiddenSize()]), mine.output("y", new float[c.kvLoraRank() + c.qkRopeHeadDim()]), 1);
+                mine.buffers().stream().filter(b -> b.name().equals("pow2")).forEach(b -> java.util.Arrays.fill((float[]) b.array(), 3f));
+                assertArrayEquals(expected, layer.decode(cache, x, path), dt + " " + path + ": the layer after its graph's weights were written");
+                assertArrayEquals(expected, other.decode(new LatentCache(c, 1, 8, CacheDtype.BF16), x, path), dt + " " + path + ": another layer");
+                assertArrayEquals(weightValues, w.kvB().toFloats(), dt + ": the weight");
+            }
+            assertEquals(Bf16.pow2()[150], 1f);
+        }
+    }
+}
