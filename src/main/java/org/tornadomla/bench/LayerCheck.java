@@ -214,7 +214,7 @@ public final class LayerCheck {
         SplittableRandom rnd = new SplittableRandom(work.seed() + 1);
         List<float[]> outputs = new ArrayList<>();
         LatentCache cache;
-        try (MlaLayer layer = new MlaLayer(weights, executor)) {
+        try (MlaLayer layer = new MlaLayer(weights, poison ? new Poisoning(executor) : executor)) {
             if (blockSize == 0) {
                 cache = layer.newCache(batch, capacity(), dtype);
             } else {
@@ -258,14 +258,7 @@ public final class LayerCheck {
         float[] y = new float[x.length];
         int[] ids = cache.allSequences(), counts = new int[ids.length];
         Arrays.fill(counts, tokens);
-        if (poison) {
-            // the graph's own output buffer: NaN, so a result the device did not compute and copy back cannot pass
-            KernelGraph g = varlen ? layer.graph(cache, ids, counts, opt) : layer.graph(cache, tokens, opt);
-            for (KernelGraph.Buffer b : g.buffers()) {
-                if (b.role() == KernelGraph.Role.OUTPUT && b.array() instanceof float[] f) Arrays.fill(f, Float.NaN);
-            }
-            Arrays.fill(y, Float.NaN);
-        }
+        if (poison) Arrays.fill(y, Float.NaN);             // the graph's output buffer is poisoned by Poisoning
         if (varlen) {
             System.arraycopy(layer.forward(cache, ids, counts, x, opt), 0, y, 0, y.length);
         } else {
@@ -316,6 +309,62 @@ public final class LayerCheck {
      * the reference's attention then reads exactly the codes the device stored (positions a step has not yet
      * reached are never read, so the final storage serves every step).
      */
+    /**
+     * The device executor, with every OUTPUT buffer of a graph filled with NaN before the graph runs: a result the
+     * device did not compute and copy back cannot pass. It sees the graph the layer runs (MlaLayer.graph hands out
+     * copies), and leaves closing to the caller, who shares the device among cases.
+     */
+    static final class Poisoning implements GraphExecutor {
+        private final GraphExecutor device;
+
+        Poisoning(GraphExecutor device) {
+            this.device = device;
+        }
+
+        @Override
+        public void execute(KernelGraph graph) {
+            for (KernelGraph.Buffer b : graph.buffers()) {
+                if (b.role() == KernelGraph.Role.OUTPUT && b.array() instanceof float[] f) Arrays.fill(f, Float.NaN);
+            }
+            device.execute(graph);
+        }
+
+        @Override
+        public String device() {
+            return device.device();
+        }
+
+        @Override
+        public int parallelism() {
+            return device.parallelism();
+        }
+
+        @Override
+        public boolean statePerGraph() {
+            return device.statePerGraph();
+        }
+
+        @Override
+        public int headsPerWorkItem() {
+            return device.headsPerWorkItem();
+        }
+
+        @Override
+        public Transfers measureTransfers(KernelGraph graph) {
+            return device.measureTransfers(graph);
+        }
+
+        @Override
+        public void release(KernelGraph graph) {
+            device.release(graph);
+        }
+
+        @Override
+        public void close() {
+            // the caller's: one device serves every case
+        }
+    }
+
     static final class PinnedCacheExecutor extends JvmExecutor {
         private final Object[] pinned;
 
