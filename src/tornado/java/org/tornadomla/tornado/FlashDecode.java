@@ -12,7 +12,9 @@ import uk.ac.manchester.tornado.api.math.TornadoMath;
  * outputs, combined by the same {@code OnlineSoftmax.combine}). A work-group = (row, KV split, group of G
  * heads), LOCAL threads. Per tile of Bc latent rows [c_kv | k_pe], loaded once into local memory and used by
  * all G heads as keys and values: scores (one (head, row) per thread), per-head online softmax, and
- * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in registers; at the
+ * acc[h, c] += P·tile with each thread keeping d_c/LOCAL latent dims of every head in a private array (which
+ * both NVIDIA compilers place in local memory, 128 bytes a thread, as it is indexed at run time: the compile
+ * gate's stack frame, docs/gpu-runs.md); at the
  * end oPart = acc / l and mlPart = (m, l) (a split that is empty or all −∞: o = 0, m = 0, l = 0), the same
  * softmax convention as splitTiles ({@link Softmax}: the max from the first score, no ∞ constants). Limits ({@link #supports}): G = min(8, H)
  * divides H, d_c ≤ 512, d_c + d_r &lt; 640; local memory 41 KB, under every CUDA device's 48 KB. A
