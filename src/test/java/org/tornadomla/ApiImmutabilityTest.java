@@ -152,7 +152,7 @@ class ApiImmutabilityTest {
         LatentRows rows = new LatentRows(CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim(), 4, rowBytes);
         LatentRows int8 = new LatentRows(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim(), 1,
                 new byte[LatentRows.rowBytes(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim())]);
-        BlockValue.Expected expected = new BlockValue.Expected(java.util.HexFormat.of().parseHex(sha), CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim(), 0, blockKey);
+        BlockValue.Expected expected = BlockValue.Expected.of(layer.identity(), CacheDtype.F32, blockKey);
         AttentionOptions tiled = AttentionOptions.of(AttentionPath.TILED);
 
         Map<String, Callable<Object>> m = new LinkedHashMap<>();
@@ -178,8 +178,12 @@ class ApiImmutabilityTest {
         m.put("Json.readBytes(Path, long, String)", () -> Json.readBytes(index, 1000, "index"));
         m.put("Key.digest()", blockKey::digest);
         m.put("Expected.configSha()", expected::configSha);
-        m.put("BlockValue.encode(byte[], int, Key, LatentRows)", () -> BlockValue.encode(expected.configSha(), 0, blockKey, rows));
-        m.put("BlockValue.encode(byte[], int, Key, LatentRows, int)", () -> BlockValue.encode(expected.configSha(), 0, blockKey, rows, 0));
+        m.put("Expected.weightsSha()", expected::weightsSha);
+        m.put("BlockValue.weightsSha(byte[])", () -> BlockValue.weightsSha(BlockValue.encode(layer.identity(), blockKey, rows)));
+        m.put("BlockValue.encode(CacheIdentity, Key, LatentRows)", () -> BlockValue.encode(layer.identity(), blockKey, rows));
+        m.put("BlockValue.encode(CacheIdentity, Key, LatentRows, int)", () -> BlockValue.encode(layer.identity(), blockKey, rows, 0));
+        m.put("CacheIdentity.configShaBytes()", () -> layer.identity().configShaBytes());
+        m.put("CacheIdentity.weightsShaBytes()", () -> layer.identity().weightsShaBytes());
         m.put("LatentRows.data()", rows::data);
         m.put("LatentRows.latent()", rows::latent);
         m.put("LatentRows.ropeKey()", rows::ropeKey);

@@ -328,7 +328,7 @@ class FuzzTest {
             LatentCache cache = layer.newCache(1, 8, dt);
             layer.prefill(cache, TestData.gaussian(5, 6 * cfg.hiddenSize()), 6, AttentionPath.ABSORBED);
             Path base = dir.resolve("cache-" + dt + ".safetensors");
-            CacheFiles.export(cache, 0, cfg, base);
+            CacheFiles.export(cache, 0, base);
             byte[] good = Files.readAllBytes(base);
             long n = headerLength(good);
             String header = new String(good, 8, (int) n, StandardCharsets.UTF_8);
@@ -346,7 +346,7 @@ class FuzzTest {
                 Files.write(f, m);
                 LatentCache target = layer.newCache(1, 8, dt);
                 Boolean ok = attempt(what, () -> {
-                    CacheFiles.importInto(f, cfg, target, 0);
+                    CacheFiles.importInto(f, target, 0);
                     return true;
                 });
                 if (ok == null) {
@@ -364,16 +364,15 @@ class FuzzTest {
 
     /** A block value of the Redis store, damaged, then decoded and appended to a cache: refused with the cache unchanged, or equal rows. */
     private void blocks(SplittableRandom r) {
-        MlaLayer layer = new MlaLayer(MlaWeights.random(cfg, 6));
-        byte[] sha = java.util.HexFormat.of().parseHex(CacheFiles.configHash(cfg));
+        MlaLayer layer = new MlaLayer(MlaWeights.random(cfg, 6, 1));
         int[] ids = {5, 8, 13, 21, 34, 55};
         for (CacheDtype dt : CacheDtype.values()) {
             LatentCache cache = layer.newCache(1, 8, dt);
             layer.prefill(cache, TestData.gaussian(7, 6 * cfg.hiddenSize()), 6, AttentionPath.ABSORBED);
             BlockKeys.Key key = new BlockKeys(BlockKeys.PREFIX, "fuzz", CacheFiles.configHash(cfg), dt, 4).chain(ids, 1).get(1);   // tokens 4, 5
             LatentRows rows = new LatentCacheRows(cache).read(0, 4, 2);
-            byte[] good = BlockValue.encode(sha, 1, key, rows);
-            BlockValue.Expected expected = new BlockValue.Expected(sha, dt, cfg.kvLoraRank(), cfg.qkRopeHeadDim(), 1, key);
+            byte[] good = BlockValue.encode(layer.identity(), key, rows);
+            BlockValue.Expected expected = BlockValue.Expected.of(layer.identity(), dt, key);
             for (int k = 0; k < BLOCK_CASES / 4; k++) {
                 int kind = r.nextInt(4);
                 byte[] m = switch (kind) {

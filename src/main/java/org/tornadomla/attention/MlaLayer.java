@@ -3,6 +3,7 @@ package org.tornadomla.attention;
 import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
@@ -55,6 +56,7 @@ public final class MlaLayer implements AutoCloseable {
 
     private final MlaConfig c;
     private final MlaWeights w;
+    private final CacheIdentity identity;
     private final GraphExecutor executor;
     private final float[] invFreq;
     private final float cosSinScale;
@@ -75,6 +77,7 @@ public final class MlaLayer implements AutoCloseable {
     public MlaLayer(MlaWeights weights, GraphExecutor executor) {
         this.w = Objects.requireNonNull(weights, "weights");
         this.c = weights.config();
+        this.identity = CacheIdentity.of(weights);
         this.executor = Objects.requireNonNull(executor, "executor");
         this.invFreq = RopeFrequencies.inverseFrequencies(c);
         this.cosSinScale = RopeFrequencies.cosSinScale(c);
@@ -88,22 +91,31 @@ public final class MlaLayer implements AutoCloseable {
         return w;
     }
 
+    /** The identity of the caches this layer fills ({@link CacheIdentity#of(MlaWeights)}): config, layer index and weights. */
+    public CacheIdentity identity() {
+        return identity;
+    }
+
     /** Where the graphs run, in words. */
     public String device() {
         return executor.device();
     }
 
-    /** A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each. */
+    /** A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each, belonging to this layer ({@link #identity()}). */
     public LatentCache newCache(int batch, int capacity, CacheDtype dtype) {
-        return new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
+        LatentCache cache = new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
+        cache.bind(identity());
+        return cache;
     }
 
     /**
      * A paged cache ({@link LatentCache#paged}): {@code numBlocks} blocks of {@code blockSize} tokens shared by up
-     * to {@code maxSeqs} sequences of up to {@code maxSeqLen} tokens each.
+     * to {@code maxSeqs} sequences of up to {@code maxSeqLen} tokens each, belonging to this layer.
      */
     public LatentCache newPagedCache(int maxSeqs, int maxSeqLen, int numBlocks, int blockSize, CacheDtype dtype) {
-        return LatentCache.paged(c, maxSeqs, maxSeqLen, numBlocks, blockSize, Objects.requireNonNull(dtype, "dtype"));
+        LatentCache cache = LatentCache.paged(c, maxSeqs, maxSeqLen, numBlocks, blockSize, Objects.requireNonNull(dtype, "dtype"));
+        cache.bind(identity());
+        return cache;
     }
 
     /**
@@ -123,8 +135,10 @@ public final class MlaLayer implements AutoCloseable {
     /**
      * {@code tokens} new tokens of every sequence, x [B, tokens, D]; returns y [B, tokens, D]. Everything is
      * checked before any work: a null argument is a NullPointerException naming it; wrong lengths, tokens
-     * &lt; 1, a cache without room or positions past max_position_embeddings, non-finite inputs and a step
-     * too large for the heap are an {@link MlaException}, with the cache unchanged.
+     * &lt; 1, a cache without room or positions past max_position_embeddings, non-finite inputs, a step
+     * too large for the heap and a cache that belongs to another layer ({@link LatentCache#identity()}: another
+     * config, layer index or weights) are an {@link MlaException}, with the cache unchanged. A cache without an
+     * identity becomes this layer's.
      */
     public float[] forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
@@ -281,6 +295,7 @@ public final class MlaLayer implements AutoCloseable {
         System.arraycopy(x, 0, step.x, 0, x.length);
         java.util.Arrays.fill(step.x, x.length, step.x.length, 0f);          // padding rows
         cache.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
+        cache.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
         executor.execute(step.graph);
         System.arraycopy(step.y, 0, y, 0, y.length);
         cache.commit(appends);
@@ -541,11 +556,14 @@ public final class MlaLayer implements AutoCloseable {
         }
     }
 
+    /** The cache's geometry, and its identity when it has one: a cache filled by another layer (config, index or weights) is refused. */
     private void checkGeometry(LatentCache cache) {
         if (cache.kvLoraRank() != c.kvLoraRank() || cache.ropeDim() != c.qkRopeHeadDim()) {
             throw new MlaException("cache was made for kv_lora_rank " + cache.kvLoraRank() + ", qk_rope_head_dim "
                     + cache.ropeDim() + "; this layer has " + c.kvLoraRank() + ", " + c.qkRopeHeadDim());
         }
+        CacheIdentity id = cache.identity();
+        if (id != null) CacheIdentity.requireSame(id, identity(), "refused: this layer", "the layer the cache belongs to");
     }
 
     /**

@@ -2,6 +2,7 @@ package org.tornadomla.bench;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.store.BlockRows;
@@ -13,6 +14,7 @@ import org.tornadomla.store.StoreOptions;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -55,6 +57,8 @@ public final class StoreBench {
         LatentCache source = new LatentCache(c, 1, tokens, dtype);
         SplittableRandom rnd = new SplittableRandom(seed);
         source.write(0, MlaWeights.gaussians(rnd, tokens * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, tokens * c.qkRopeHeadDim(), 1));
+        // random rows, no weights: an identity that names the seed (a push needs one; the pull gives it to the target)
+        source.bind(new CacheIdentity(c, 0, HexFormat.of().formatHex(sha256("store-bench random rows, seed " + seed))));
         LatentCache target = new LatentCache(c, 1, tokens, dtype);
         List<BlockRows> from = LatentCacheRows.of(List.of(source)), to = LatentCacheRows.of(List.of(target));
         int[] ids = new int[tokens];
@@ -87,6 +91,14 @@ public final class StoreBench {
             store.remove(ids, dtype, 1);
         }
         return new Result(dtype, tokens, bytes, median(push), min(push), median(pushStore), median(pull), min(pull), median(pullStore), runs);
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static double median(double[] a) {

@@ -8,10 +8,7 @@ import org.tornadomla.weights.SafeTensorsFile;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -24,42 +21,56 @@ import java.util.Set;
  * CPU offload writes. Tensors {@code kv_cache} [n, kv_lora_rank] and {@code pe_cache} [n, qk_rope_head_dim]
  * (interleaved rope order) in the cache's own storage dtype (an int8 cache: {@code kv_cache_int8}
  * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]; an fp8 cache: {@code kv_cache_fp8} F8_E4M3 [n, d_c],
- * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; metadata:
- * format, config hash, dtype, length (positions 0 … n−1) and a CRC32C of each tensor's bytes
- * ({@code crc32c.<tensor>}).
+ * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; metadata
+ * (format {@value #FORMAT}): format, the identity of the cache ({@link CacheIdentity}: {@code config}, the
+ * canonical config JSON without quantization_config, {@code config_sha256} its SHA-256, {@code layer} and
+ * {@code weights_sha256}), dtype, length (positions 0 … n−1) and a CRC32C of each tensor's bytes
+ * ({@code crc32c.<tensor>}). The identity comes from the cache itself ({@link LatentCache#identity()}: the layer
+ * that made or filled it), never from an argument.
  *
- * <p>An import checks all of it before writing anything, and refuses: another format, config or dtype; a
- * metadata key the export does not write; a tensor missing, extra, of another dtype or shape; a checksum that does not match (a flipped bit anywhere in
- * the data); NaN or infinite values or scales, negative scales, and the e4m3 NaN codes 0x7F/0xFF.
+ * <p>An import checks all of it before writing anything, and refuses: another format, dtype, or identity than
+ * the target cache's (naming the config fields, layer or weights that differ); a metadata key the export does
+ * not write; a tensor missing, extra, of another dtype or shape; a checksum that does not match (a flipped bit
+ * anywhere in the data); NaN or infinite values or scales, negative scales, and the e4m3 NaN codes 0x7F/0xFF.
+ * Files of formats 1 (no checksums) and 2 (config hash only: no layer, no weights) are refused with "export it
+ * again": they cannot say which layer of which model they belong to.
  */
 public final class CacheFiles {
     private CacheFiles() {
     }
 
-    public static final String FORMAT = "tornado-mla/latent-cache/2";
+    public static final String FORMAT = "tornado-mla/latent-cache/3";
     /** The format before per-tensor checksums. */
     static final String FORMAT_1 = "tornado-mla/latent-cache/1";
+    /** The format before the layer and the weights' digest. */
+    static final String FORMAT_2 = "tornado-mla/latent-cache/2";
 
-    /** SHA-256 of the config's canonical JSON without quantization_config (the weights' storage does not change a cache): what must match between exporter and importer. */
+    /** SHA-256 of the config's canonical JSON without quantization_config (the weights' storage does not change a cache): {@link CacheIdentity#configHash}. */
     public static String configHash(MlaConfig c) {
-        try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(c.withFp8Weights(false).toJson().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(d);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return CacheIdentity.configHash(Objects.requireNonNull(c, "c"));
     }
 
-    /** Writes sequence b of {@code cache} (made for {@code config}) to {@code file}. */
-    public static void export(LatentCache cache, int b, MlaConfig config, Path file) {
+    /**
+     * Writes sequence b of {@code cache} to {@code file}, stamped with the cache's identity. Refused for a cache
+     * without one (made with a constructor and written directly, never filled by a layer: make it with
+     * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it).
+     */
+    public static void export(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(cache, "cache");
-        Objects.requireNonNull(config, "config");
         Objects.requireNonNull(file, "file");
-        checkGeometry(cache, config);
+        CacheIdentity id = cache.identity();
+        if (id == null) {
+            throw new MlaException("cache export: the cache belongs to no layer yet (no layer made or filled it), so a file could not say which "
+                    + "model and layer it is for: make the cache with MlaLayer.newCache, or bind it to the layer's identity");
+        }
+        MlaConfig config = id.config();
         int n = cache.length(b);
         SafeTensorsWriter w = new SafeTensorsWriter().checksums()
                 .metadata("format", FORMAT)
-                .metadata("config_sha256", configHash(config))
+                .metadata("config", config.toJson())
+                .metadata("config_sha256", id.configSha256())
+                .metadata("layer", Integer.toString(id.layer()))
+                .metadata("weights_sha256", id.weightsSha256())
                 .metadata("dtype", cache.dtype().toString())
                 .metadata("length", Integer.toString(n));
         boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
@@ -98,13 +109,12 @@ public final class CacheFiles {
 
     /**
      * Replaces sequence b of {@code cache} with the file's content. Refused, with the cache unchanged, when
-     * anything in the file is not as {@link #export} writes it (see the class comment) or does not fit.
+     * anything in the file is not as {@link #export} writes it (see the class comment), does not fit, or belongs
+     * to another identity than the cache's. A cache without an identity takes the file's.
      */
-    public static void importInto(Path file, MlaConfig config, LatentCache cache, int b) {
+    public static void importInto(Path file, LatentCache cache, int b) {
         Objects.requireNonNull(file, "file");
-        Objects.requireNonNull(config, "config");
         Objects.requireNonNull(cache, "cache");
-        checkGeometry(cache, config);
         cache.checkSequence(b);
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
@@ -112,13 +122,21 @@ public final class CacheFiles {
             if (FORMAT_1.equals(format)) {
                 throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
             }
+            if (FORMAT_2.equals(format)) {
+                throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
+                        + "export it again with this version");
+            }
             if (!FORMAT.equals(format)) {
                 throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
             }
-            String hash = configHash(config);
-            if (!hash.equals(meta.get("config_sha256"))) {
-                throw new MlaException(file + ": made for another config (sha256 " + abbrev(meta.get("config_sha256"))
-                        + "…, this layer's is " + abbrev(hash) + "…)");
+            CacheIdentity fileId = identity(file, meta);
+            MlaConfig config = fileId.config();
+            if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
+                throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
+                        + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
+            }
+            if (cache.identity() != null) {
+                CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
             }
             if (!cache.dtype().toString().equals(meta.get("dtype"))) {
                 throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
@@ -142,7 +160,7 @@ public final class CacheFiles {
                 names.remove(t.name);
             }
             if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
-            Set<String> keys = new HashSet<>(List.of("format", "config_sha256", "dtype", "length"));
+            Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
             for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
             for (String key : meta.keySet()) {
                 if (!keys.contains(key)) {
@@ -170,10 +188,34 @@ public final class CacheFiles {
                 }
                 float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
                 cache.writeQuantised(b, values, scales, rope);
-                return;
+            } else {
+                cache.write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
             }
-            cache.write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
+            cache.bind(fileId);                          // a cache without an identity takes the file's
         }
+    }
+
+    /** The identity a file's metadata records, each part checked (the config must parse and match its hash). */
+    private static CacheIdentity identity(Path file, Map<String, String> meta) {
+        String json = meta.get("config");
+        if (json == null) throw new MlaException(file + ": no metadata config (the config the cache was made with)");
+        MlaConfig config;
+        try {
+            config = MlaConfig.fromJson(json);
+        } catch (MlaException e) {
+            throw new MlaException(file + ": metadata config: " + e.getMessage(), e);
+        }
+        String sha = meta.get("config_sha256"), hash = configHash(config);
+        if (!hash.equals(sha)) {
+            throw new MlaException(file + ": metadata config_sha256 " + abbrev(sha) + "… is not the hash of its config (" + abbrev(hash) + "…)");
+        }
+        String layer = meta.get("layer");
+        if (layer == null || !layer.matches("0|[1-9][0-9]{0,8}")) throw new MlaException(file + ": metadata layer " + MlaException.quote(layer) + " is not a layer index");
+        String weights = meta.get("weights_sha256");
+        if (weights == null || !weights.matches("[0-9a-f]{64}")) {
+            throw new MlaException(file + ": metadata weights_sha256 " + MlaException.quote(weights) + " is not a SHA-256 (64 hex digits)");
+        }
+        return new CacheIdentity(config, Integer.parseInt(layer), weights);
     }
 
     private static void verifyChecksum(SafeTensorsFile f, Path file, String name, Map<String, String> meta) {
@@ -204,12 +246,5 @@ public final class CacheFiles {
 
     private static String abbrev(String h) {
         return h == null ? "none" : MlaException.escape(h.substring(0, Math.min(12, h.length())));
-    }
-
-    private static void checkGeometry(LatentCache cache, MlaConfig config) {
-        if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
-            throw new MlaException("cache [" + cache.kvLoraRank() + " + " + cache.ropeDim() + "] does not belong to a config with kv_lora_rank "
-                    + config.kvLoraRank() + " and qk_rope_head_dim " + config.qkRopeHeadDim());
-        }
     }
 }

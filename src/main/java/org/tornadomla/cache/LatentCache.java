@@ -63,6 +63,8 @@ public final class LatentCache implements DeviceResident {
     // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
     private Object residentOwner;
     private Runnable pull;
+    // the layer this cache belongs to (null: none yet), set once by bind
+    private CacheIdentity identity;
 
     /** A contiguous cache: {@code batch} sequences of up to {@code capacity} tokens each, all present (length 0). */
     public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
@@ -181,6 +183,31 @@ public final class LatentCache implements DeviceResident {
 
     public int ropeDim() {
         return ropeDim;
+    }
+
+    /**
+     * The layer this cache belongs to: the one that made it ({@code MlaLayer.newCache}), filled it first, or
+     * whose file or store blocks were imported into it first; null until then (a cache made with a constructor
+     * and written directly).
+     */
+    public CacheIdentity identity() {
+        return identity;
+    }
+
+    /**
+     * Makes this cache belong to {@code id} (a layer calls it when it fills the cache; an import or a pull when
+     * it writes into a cache without an identity). Refused, naming what differs, when the cache belongs to another
+     * identity already, or when the identity's config has another kv_lora_rank or qk_rope_head_dim. Binding
+     * again to the same identity changes nothing; an identity stays through clear(), free() and truncate().
+     */
+    public void bind(CacheIdentity id) {
+        Objects.requireNonNull(id, "id");
+        if (id.config().kvLoraRank() != kvLoraRank || id.config().qkRopeHeadDim() != ropeDim) {
+            throw new MlaException("cache [" + kvLoraRank + " + " + ropeDim + "] does not belong to a config with kv_lora_rank "
+                    + id.config().kvLoraRank() + " and qk_rope_head_dim " + id.config().qkRopeHeadDim());
+        }
+        if (identity == null) identity = id;
+        else CacheIdentity.requireSame(identity, id, "refused: the layer", "the layer this cache belongs to");
     }
 
     /** Tokens held by sequence b. */

@@ -131,11 +131,11 @@ public final class PdOptions {
         return new LatentStore(s, config(), model(), storeOptions());
     }
 
-    /** Layer l's weights are MlaWeights.random(config, seed + l): the same in every process. */
+    /** Layer l's weights are MlaWeights.random(config, seed + l, l): the same in every process. */
     List<MlaLayer> layers() {
         MlaConfig c = config();
         List<MlaLayer> out = new ArrayList<>();
-        for (int l = 0; l < layers; l++) out.add(new MlaLayer(MlaWeights.random(c, seed + l), Backends.create(backend)));
+        for (int l = 0; l < layers; l++) out.add(new MlaLayer(MlaWeights.random(c, seed + l, l), Backends.create(backend)));
         return out;
     }
 

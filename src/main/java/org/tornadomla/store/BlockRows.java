@@ -1,6 +1,7 @@
 package org.tornadomla.store;
 
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 
 /**
  * One layer's latent cache as the store sees it: sequences of rows, each token's row the normalised latent
@@ -41,4 +42,10 @@ public interface BlockRows {
 
     /** Appends {@code rows} to sequence {@code seq} (see the class comment: all checked first, all or nothing). */
     void append(int seq, LatentRows rows);
+
+    /** The layer the cache belongs to ({@link org.tornadomla.cache.LatentCache#identity()}), or null when it belongs to none yet. */
+    CacheIdentity identity();
+
+    /** Makes the cache belong to {@code id} ({@link org.tornadomla.cache.LatentCache#bind}): a pull into a cache without an identity gives it the blocks'. */
+    void bind(CacheIdentity id);
 }

@@ -2,6 +2,7 @@ package org.tornadomla.store;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -18,7 +19,7 @@ import java.util.zip.CRC32C;
  * <pre>
  *  offset  size  field
  *       0     4  magic "MLAB"
- *       4     2  format version (1)
+ *       4     2  format version (2)
  *       6     1  dtype code (f32 0, bf16 1, int8 2, fp8 3)
  *       7     1  kind (0 full block, 1 a sequence's partial last block)
  *       8     4  layer
@@ -26,25 +27,28 @@ import java.util.zip.CRC32C;
  *      16     4  rows
  *      20     4  kv_lora_rank
  *      24     4  qk_rope_head_dim
- *      28    32  SHA-256 of the config
- *      60    32  the block's digest (its key is prefix + hex of it)
- *      92     …  rows × bytes per row (CacheLayout.bytesPerToken)
+ *      28    32  SHA-256 of the config (CacheIdentity.configSha256)
+ *      60    32  SHA-256 of the weights that made the rows (CacheIdentity.weightsSha256)
+ *      92    32  the block's digest (its key is prefix + hex of it)
+ *     124     …  rows × bytes per row (CacheLayout.bytesPerToken)
  *     end−4   4  CRC32C of bytes [0, end − 4)
  * </pre>
  *
- * {@link #decode} checks all of it against what the reader expects and returns the rows only when everything
- * matches: a value can be cut short, damaged, made for another config, dtype or layer, or lie under a key
- * that is not its own, and each is a one-line error naming the key.
+ * The config hash, layer and weights digest are the identity ({@link CacheIdentity}) of the cache the rows
+ * came from. {@link #decode} checks all of it against what the reader expects and returns the rows only when
+ * everything matches: a value can be cut short, damaged, made for another config, dtype, layer or other
+ * weights, or lie under a key that is not its own, and each is a one-line error naming the key. Version 1
+ * values (no weights digest) are refused like any other version: push them again.
  */
 public final class BlockValue {
     private BlockValue() {
     }
 
-    public static final String FORMAT = "tornado-mla/latent-block/1";
+    public static final String FORMAT = "tornado-mla/latent-block/2";
     static final byte[] MAGIC = {'M', 'L', 'A', 'B'};
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     /** Bytes before the rows. */
-    public static final int HEADER = 92;
+    public static final int HEADER = 124;
     /** Bytes of the checksum after them. */
     public static final int TRAILER = 4;
 
@@ -53,20 +57,25 @@ public final class BlockValue {
         return HEADER + (long) rows * LatentRows.rowBytes(dtype, kvLoraRank, ropeDim) + TRAILER;
     }
 
-    /** The value of block {@code key} of layer {@code layer}, holding {@code rows} (key.count() of them). */
-    public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows) {
+    /** The value of block {@code key} of the cache of identity {@code id}, holding {@code rows} (key.count() of them). */
+    public static byte[] encode(CacheIdentity id, BlockKeys.Key key, LatentRows rows) {
         Objects.requireNonNull(rows, "rows");
         Objects.requireNonNull(key, "key");
         if (rows.count() != key.count()) throw new MlaException("block " + key.index() + " holds " + key.count() + " tokens, found " + rows.count() + " rows");
-        return encode(configSha, layer, key, rows, 0);
+        return encode(id, key, rows, 0);
     }
 
-    /** The value of block {@code key} of layer {@code layer}, holding rows [from, from + key.count()) of {@code rows}. */
-    public static byte[] encode(byte[] configSha, int layer, BlockKeys.Key key, LatentRows rows, int from) {
-        Objects.requireNonNull(configSha, "configSha");
+    /** The value of block {@code key} of the cache of identity {@code id}, holding rows [from, from + key.count()) of {@code rows}. */
+    public static byte[] encode(CacheIdentity id, BlockKeys.Key key, LatentRows rows, int from) {
+        Objects.requireNonNull(id, "id");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(rows, "rows");
-        if (configSha.length != 32) throw new MlaException("config hash: expected 32 bytes, found " + configSha.length);
+        if (rows.kvLoraRank() != id.config().kvLoraRank() || rows.ropeDim() != id.config().qkRopeHeadDim()) {
+            throw new MlaException("rows of [" + rows.kvLoraRank() + " + " + rows.ropeDim() + "] do not belong to a config with kv_lora_rank "
+                    + id.config().kvLoraRank() + " and qk_rope_head_dim " + id.config().qkRopeHeadDim());
+        }
+        int layer = id.layer();
+        byte[] configSha = id.configShaBytes(), weightsSha = id.weightsShaBytes();
         int n = key.count(), rb = rows.rowBytes();
         Objects.checkFromIndexSize(from, n, rows.count());
         long size = size(rows.dtype(), rows.kvLoraRank(), rows.ropeDim(), n);
@@ -74,17 +83,30 @@ public final class BlockValue {
         ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
         b.put(MAGIC).putShort((short) VERSION).put((byte) rows.dtype().code).put((byte) (key.partial() ? 1 : 0))
                 .putInt(layer).putInt(key.start()).putInt(n).putInt(rows.kvLoraRank()).putInt(rows.ropeDim())
-                .put(configSha).put(key.digest()).put(rows.shared(), from * rb, n * rb);
+                .put(configSha).put(weightsSha).put(key.digest()).put(rows.shared(), from * rb, n * rb);
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
         return b.array();
     }
 
-    /** What a reader expects of a value: the config, the cache's dtype and geometry, the layer and the block. */
-    public record Expected(byte[] configSha, CacheDtype dtype, int kvLoraRank, int ropeDim, int layer, BlockKeys.Key key) {
+    /**
+     * What a reader expects of a value: the config, the weights (null: any, for a cache that belongs to no
+     * layer yet; {@link #weightsSha(byte[])} then says whose rows they are), the cache's dtype and geometry,
+     * the layer and the block.
+     */
+    public record Expected(byte[] configSha, byte[] weightsSha, CacheDtype dtype, int kvLoraRank, int ropeDim, int layer, BlockKeys.Key key) {
         public Expected {
+            Objects.requireNonNull(configSha, "configSha");
+            if (configSha.length != 32) throw new MlaException("config hash: expected 32 bytes, found " + configSha.length);
+            if (weightsSha != null && weightsSha.length != 32) throw new MlaException("weights hash: expected 32 bytes, found " + weightsSha.length);
             configSha = configSha.clone();
+            weightsSha = weightsSha == null ? null : weightsSha.clone();
+        }
+
+        /** What a reader of a cache of identity {@code id} expects of block {@code key}. */
+        public static Expected of(CacheIdentity id, CacheDtype dtype, BlockKeys.Key key) {
+            return new Expected(id.configShaBytes(), id.weightsShaBytes(), dtype, id.config().kvLoraRank(), id.config().qkRopeHeadDim(), id.layer(), key);
         }
 
         /** A copy of the config's SHA-256. */
@@ -92,11 +114,24 @@ public final class BlockValue {
         public byte[] configSha() {
             return configSha.clone();
         }
+
+        /** A copy of the weights' SHA-256, or null (any). */
+        @Override
+        public byte[] weightsSha() {
+            return weightsSha == null ? null : weightsSha.clone();
+        }
+    }
+
+    /** The weights' SHA-256 a value records (bytes 60 … 92; the value itself is not checked: {@link #decode} it first). */
+    public static byte[] weightsSha(byte[] value) {
+        Objects.requireNonNull(value, "value");
+        if (value.length < HEADER) throw new MlaException("a latent block of " + value.length + " bytes has no weights digest (its header is " + HEADER + " bytes)");
+        return Arrays.copyOfRange(value, 60, 92);
     }
 
     /**
      * The rows of a value, after checking (in this order) its size, magic and version, that its length matches
-     * its header, its checksum, then config, dtype, geometry, layer, key, position and row count against
+     * its header, its checksum, then config, dtype, geometry, layer, weights, key, position and row count against
      * {@code e}, and finally that every number is one a cache can hold. {@code where} names the value in
      * messages (the store's address and the key).
      */
@@ -141,9 +176,13 @@ public final class BlockValue {
             throw new MlaException(where + ": rows of [" + dc + " + " + dr + "], the cache's are [" + e.kvLoraRank() + " + " + e.ropeDim() + "]");
         }
         if (layer != e.layer()) throw new MlaException(where + ": holds layer " + layer + ", expected layer " + e.layer());
+        if (e.weightsSha != null && !Arrays.equals(value, 60, 92, e.weightsSha, 0, 32)) {
+            throw new MlaException(where + ": made by other weights (kv_a_proj_with_mqa/kv_a_layernorm sha256 " + HexFormat.of().formatHex(value, 60, 66)
+                    + "…, this layer's are " + HexFormat.of().formatHex(e.weightsSha, 0, 6) + "…)");
+        }
         BlockKeys.Key k = e.key();
-        if (!Arrays.equals(value, 60, 92, k.digest(), 0, 32)) {
-            throw new MlaException(where + ": holds block " + HexFormat.of().formatHex(value, 60, 66) + "…, not the block its key names");
+        if (!Arrays.equals(value, 92, 124, k.digest(), 0, 32)) {
+            throw new MlaException(where + ": holds block " + HexFormat.of().formatHex(value, 92, 98) + "…, not the block its key names");
         }
         if (start != k.start() || rows != k.count() || kind != (k.partial() ? 1 : 0)) {
             throw new MlaException(where + ": holds " + rows + " rows from position " + start + (kind == 1 ? " (partial)" : "") + ", expected " + k.count()

@@ -2,6 +2,7 @@ package org.tornadomla.store;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.kernels.CacheLayout;
 
@@ -53,6 +54,16 @@ public final class LatentCacheRows implements BlockRows {
     @Override
     public int ropeDim() {
         return cache.ropeDim();
+    }
+
+    @Override
+    public CacheIdentity identity() {
+        return cache.identity();
+    }
+
+    @Override
+    public void bind(CacheIdentity id) {
+        cache.bind(id);
     }
 
     @Override

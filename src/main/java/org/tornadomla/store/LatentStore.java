@@ -3,6 +3,7 @@ package org.tornadomla.store;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheFiles;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.config.MlaConfig;
 
 import java.util.ArrayList;
@@ -19,11 +20,14 @@ import java.util.Objects;
  *
  * <p>Keys are a hash chain over the token ids ({@link BlockKeys}); values hold the rows in the cache's dtype
  * with a checksum ({@link BlockValue}). Transfers go in batches of about {@link StoreOptions#chunkBytes} per
- * round trip. A pull checks every block of every layer (present, undamaged, this config, dtype, layer and
- * position) before it writes a row: it loads all of the sequence or, with {@link OnMissing#RECOMPUTE}, the
- * blocks before the first hole in every layer alike; never a partial or a wrong cache.
+ * round trip. A pull checks every block of every layer (present, undamaged, this config, dtype, layer, weights
+ * and position) before it writes a row: it loads all of the sequence or, with {@link OnMissing#RECOMPUTE}, the
+ * blocks before the first hole in every layer alike; never a partial or a wrong cache. A block made by other
+ * weights (another checkpoint pushed under the same model name) is foreign like a damaged one.
  *
- * <p>Layers are given as a list, index = layer number. The caller supplies the token ids (the library has no
+ * <p>Layers are given as a list, index = layer number: each cache must belong to that layer of this store's
+ * config ({@link BlockRows#identity()}; a push needs the identity, which every value carries, a pull into a
+ * cache without one gives it the identity of the blocks it loads). The caller supplies the token ids (the library has no
  * tokenizer). One store, one caller at a time (like the caches it reads and writes).
  */
 public final class LatentStore {
@@ -85,10 +89,17 @@ public final class LatentStore {
      * {@code tokens} (the sequence's token ids; its cache must hold at least that many tokens). Blocks that are
      * already stored are written again (same bytes; their time to live starts again). A failure on the way
      * is one error saying how many blocks were stored; a reader then finds at most a prefix, never a wrong block.
+     * Refused before anything is sent when a cache belongs to no layer, or to another config or layer index.
      */
     public Transfer push(int[] tokens, int seq, List<BlockRows> layers) {
         Objects.requireNonNull(tokens, "tokens");
         checkLayers(layers);
+        for (int l = 0; l < layers.size(); l++) {
+            if (layers.get(l).identity() == null) {
+                throw new MlaException("push: the cache of layer " + l + " belongs to no layer yet (no layer made or filled it), so its blocks could not say "
+                        + "which weights made them: make it with MlaLayer.newCache, or bind it to the layer's identity");
+            }
+        }
         long t0 = System.nanoTime();
         int n = tokens.length;
         for (int l = 0; l < layers.size(); l++) {
@@ -100,7 +111,7 @@ public final class LatentStore {
             for (int l = 0; l < layers.size(); l++) {
                 BlockRows layer = layers.get(l);
                 LatentRows rows = layer.read(seq, 0, n);   // one read per layer, cut into blocks below
-                for (BlockKeys.Key k : keys(layer.dtype()).chain(tokens, l)) batch.add(k.name(), BlockValue.encode(configSha, l, k, rows, k.start()));
+                for (BlockKeys.Key k : keys(layer.dtype()).chain(tokens, l)) batch.add(k.name(), BlockValue.encode(layer.identity(), k, rows, k.start()));
             }
             batch.flush();
         } catch (MlaException e) {
@@ -210,7 +221,9 @@ public final class LatentStore {
      * reached, is one error naming the store, the block, the layer and the key; the caches are unchanged.
      * {@link OnMissing#RECOMPUTE}: the blocks before the first such hole are loaded (in every layer alike) and
      * the result says how many tokens that is and why it stopped; the caller computes the rest (e.g. a
-     * chunked prefill from that position).
+     * chunked prefill from that position). A foreign block is such a hole: made for another config, layer or
+     * dtype, or by other weights than those of the target cache's identity (a cache without an identity takes
+     * the weights of its layer's first block, and keeps that identity once rows are loaded).
      */
     public PullResult pull(int[] tokens, int seq, List<BlockRows> layers, OnMissing onMissing) {
         Objects.requireNonNull(tokens, "tokens");
@@ -224,6 +237,11 @@ public final class LatentStore {
                 throw new MlaException("pull: sequence " + seq + " of layer " + l + " already holds " + layer.length(seq) + " tokens; a pull fills an empty sequence");
             }
             if (layer.room(seq) < n) throw new MlaException("pull: " + n + " tokens do not fit sequence " + seq + " of layer " + l + " (room for " + layer.room(seq) + ")");
+        }
+        byte[][] weights = new byte[nl][];      // per layer: the weights its blocks must come from (null: the first block's)
+        for (int l = 0; l < nl; l++) {
+            CacheIdentity id = layers.get(l).identity();
+            if (id != null) weights[l] = id.weightsShaBytes();
         }
         List<List<BlockKeys.Key>> chains = new ArrayList<>();
         for (int l = 0; l < nl; l++) chains.add(keys(layers.get(l).dtype()).chain(tokens, l));
@@ -265,7 +283,7 @@ public final class LatentStore {
                 why[0] = e.getMessage();
                 break;
             }
-            int bad = decodeBatch(values, fetched, i, chains, layers, rows, onMissing, why);
+            int bad = decodeBatch(values, fetched, i, chains, layers, weights, rows, onMissing, why);
             if (bad >= 0) {
                 fetched = bad;
                 break;
@@ -282,6 +300,7 @@ public final class LatentStore {
             List<LatentRows> parts = new ArrayList<>(blocks);
             for (int i = 0; i < blocks; i++) parts.add(rows[l][i]);
             layer.append(seq, LatentRows.concat(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), parts));
+            if (layer.identity() == null) layer.bind(new CacheIdentity(config, l, HexFormat.of().formatHex(weights[l])));
         }
         return new PullResult(loaded, n, new Transfer(loaded, blocks * nl, bytes, System.nanoTime() - t0, storeNanos), loaded == n ? null : why[0]);
     }
@@ -291,7 +310,7 @@ public final class LatentStore {
      * or with RECOMPUTE the first block with a missing or bad value (its reason in why[0]). FAIL throws.
      */
     private int decodeBatch(List<byte[]> values, int from, int to, List<List<BlockKeys.Key>> chains, List<BlockRows> layers,
-                            LatentRows[][] rows, OnMissing onMissing, String[] why) {
+                            byte[][] weights, LatentRows[][] rows, OnMissing onMissing, String[] why) {
         int j = 0;
         for (int b = from; b <= to; b++) {
             for (int l = 0; l < layers.size(); l++, j++) {
@@ -301,7 +320,8 @@ public final class LatentStore {
                 try {
                     byte[] v = values.get(j);
                     if (v == null) throw new MlaException(where + " is missing (expired or evicted since it was looked up)");
-                    rows[l][b] = BlockValue.decode(v, new BlockValue.Expected(configSha, layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), l, k), where);
+                    rows[l][b] = BlockValue.decode(v, new BlockValue.Expected(configSha, weights[l], layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), l, k), where);
+                    if (weights[l] == null) weights[l] = BlockValue.weightsSha(v);   // the rest of this layer's blocks: the same weights
                 } catch (MlaException e) {
                     if (onMissing == OnMissing.FAIL) throw new MlaException(e.getMessage() + "; nothing was loaded", e);
                     why[0] = e.getMessage();
@@ -319,6 +339,7 @@ public final class LatentStore {
         for (int from = 0; from < names.size(); from += 1024) store.delete(names.subList(from, Math.min(names.size(), from + 1024)));
     }
 
+    /** Geometry, and each identity present: this store's config, and the layer its index in the list names. */
     private void checkLayers(List<BlockRows> layers) {
         Objects.requireNonNull(layers, "layers");
         if (layers.isEmpty()) throw new MlaException("no layers given: a push or pull needs at least one layer's cache");
@@ -327,6 +348,15 @@ public final class LatentStore {
             if (r.kvLoraRank() != config.kvLoraRank() || r.ropeDim() != config.qkRopeHeadDim()) {
                 throw new MlaException("layer " + l + ": cache of [" + r.kvLoraRank() + " + " + r.ropeDim() + "] does not belong to a config with kv_lora_rank "
                         + config.kvLoraRank() + " and qk_rope_head_dim " + config.qkRopeHeadDim());
+            }
+            CacheIdentity id = r.identity();
+            if (id != null && !id.configSha256().equals(configHash)) {
+                throw new MlaException("layer " + l + ": the cache belongs to another config than this store's; they differ in config "
+                        + String.join(", ", CacheIdentity.configDifferences(id.config(), config)));
+            }
+            if (id != null && id.layer() != l) {
+                throw new MlaException("layer " + l + ": the cache given as layer " + l + " belongs to layer " + id.layer() + " (" + id.describe()
+                        + "); the list's index is the layer number");
             }
         }
     }

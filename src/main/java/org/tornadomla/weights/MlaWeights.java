@@ -4,7 +4,13 @@ import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -22,20 +28,46 @@ import java.util.SplittableRandom;
  *
  * <p>No array is exposed: each tensor is a {@link Weight}, which gives copies ({@link Weight#toFloats()}) and
  * adds its storage to a kernel graph only through the tasks that use it.
+ *
+ * <p>The weights know their layer index ({@link #layer()}) and a digest of the two weights that produce a
+ * cache's rows ({@link #kvDigest()}): with the config, what {@code CacheIdentity.of(weights)} names.
  */
 public final class MlaWeights {
     private final MlaConfig config;
     /** By HF name suffix (e.g. "kv_b_proj.weight"), in the order of {@link #tensors(MlaConfig)}. */
     private final Map<String, Weight> weights;
     private final WeightDtype dtype;
+    private final int layer;
+    private final String kvDigest;
 
     /**
      * The weights of {@code config} from one {@link Weight} per tensor of {@link #tensors(MlaConfig)}, matched by
      * the end of their names (a layer prefix is allowed); shapes are checked, projections must share one dtype.
+     * The layer index is the N of the {@code model.layers.N.} prefix the names carry, 0 without one
+     * ({@link #MlaWeights(MlaConfig, int, List)} names it).
      */
     public MlaWeights(MlaConfig config, List<Weight> tensors) {
+        this(config, layerOf(tensors), tensors, null);
+    }
+
+    /**
+     * The weights of layer {@code layer} of {@code config}, as {@link #MlaWeights(MlaConfig, List)}; a name whose
+     * {@code model.layers.N.} prefix names another layer is refused.
+     */
+    public MlaWeights(MlaConfig config, int layer, List<Weight> tensors) {
+        this(config, layer, tensors, null);
+    }
+
+    /** {@code weightsSha}: the digest of the values these weights were made from (null: of these). */
+    private MlaWeights(MlaConfig config, int layer, List<Weight> tensors, String weightsSha) {
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(tensors, "tensors");
+        if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
+        for (Weight t : tensors) {
+            int named = layerIn(Objects.requireNonNull(t, "tensors holds null").name());
+            if (named >= 0 && named != layer) throw new MlaException("weight " + MlaException.quote(t.name()) + " is named for layer " + named + ", given for layer " + layer);
+        }
+        this.layer = layer;
         Map<String, Weight> byName = new LinkedHashMap<>();
         WeightDtype d = null;
         for (Tensor t : tensors(config)) {
@@ -63,12 +95,84 @@ public final class MlaWeights {
         }
         this.weights = Collections.unmodifiableMap(byName);
         this.dtype = d;
+        this.kvDigest = weightsSha != null ? weightsSha : digest(kvA(), kvANorm());
+    }
+
+    /** The N of a name starting "model.layers.N.", or −1. */
+    private static int layerIn(String name) {
+        String p = "model.layers.";
+        if (!name.startsWith(p)) return -1;
+        int end = name.indexOf('.', p.length());
+        String n = end < 0 ? "" : name.substring(p.length(), end);
+        return n.matches("0|[1-9][0-9]{0,8}") ? Integer.parseInt(n) : -1;
+    }
+
+    /** The layer the tensors' names share ({@code model.layers.N.}), 0 without one. */
+    private static int layerOf(List<Weight> tensors) {
+        Objects.requireNonNull(tensors, "tensors");
+        for (Weight t : tensors) {
+            int n = layerIn(Objects.requireNonNull(t, "tensors holds null").name());
+            if (n >= 0) return n;      // the constructor refuses names of other layers
+        }
+        return 0;
+    }
+
+    /**
+     * SHA-256, hex, of kv_a_proj_with_mqa then kv_a_layernorm: for each, its HF name suffix in UTF-8, a 0 byte,
+     * its dimensions as 8-byte little-endian integers, then its values as f32 ({@link Weight#toFloats()}: fp8
+     * and bf16 dequantised) in 4-byte little-endian IEEE bits, with −0 written as +0.
+     */
+    static String digest(Weight kvA, Weight kvANorm) {
+        MessageDigest md;
+        try {
+            md = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        String[] names = {"kv_a_proj_with_mqa.weight", "kv_a_layernorm.weight"};
+        Weight[] ws = {kvA, kvANorm};
+        for (int k = 0; k < 2; k++) {
+            md.update(names[k].getBytes(StandardCharsets.UTF_8));
+            md.update((byte) 0);
+            long[] shape = ws[k].shape();
+            ByteBuffer dims = ByteBuffer.allocate(8 * shape.length).order(ByteOrder.LITTLE_ENDIAN);
+            for (long n : shape) dims.putLong(n);
+            md.update(dims.array());
+            float[] v = ws[k].toFloats();
+            ByteBuffer b = ByteBuffer.allocate(4 * 4096).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < v.length; i++) {
+                b.putInt(Float.floatToIntBits(v[i] + 0.0f));       // −0 + 0 = +0
+                if (!b.hasRemaining()) {
+                    md.update(b.array(), 0, b.position());
+                    b.clear();
+                }
+            }
+            md.update(b.array(), 0, b.position());
+        }
+        return HexFormat.of().formatHex(md.digest());
     }
 
     // ------------------------------------------------------------------ reading
 
     public MlaConfig config() {
         return config;
+    }
+
+    /** The layer index these weights belong to ({@code model.layers.{layer}}). */
+    public int layer() {
+        return layer;
+    }
+
+    /**
+     * SHA-256 (64 hex digits) of kv_a_proj_with_mqa and kv_a_layernorm, the weights that produce the cached rows,
+     * taken from the values these weights were made from (as a checkpoint stores them, or as given to the
+     * constructor), dequantised to f32; the byte layout is {@link #digest}'s. {@link #to} keeps it: the same
+     * checkpoint layer loaded or converted to f32, bf16 or fp8 has one digest (the caches it fills differ only by
+     * the rounding of the weights), while weights built from other values have another. With the config and
+     * {@link #layer()} it is the identity of the caches this layer fills ({@code CacheIdentity.of}).
+     */
+    public String kvDigest() {
+        return kvDigest;
     }
 
     /** The form the projection weights are held in. */
@@ -142,7 +246,7 @@ public final class MlaWeights {
         if (target == dtype) return this;
         List<Weight> out = new ArrayList<>();
         for (Weight w : weights.values()) out.add(w.shape().length == 2 ? w.to(target) : w);
-        return new MlaWeights(config, out);
+        return new MlaWeights(config, layer, out, kvDigest);
     }
 
     // ------------------------------------------------------------------ names and shapes
@@ -223,14 +327,17 @@ public final class MlaWeights {
         }
         Memory.require(held + converting, "layer " + layer + "'s weights as " + target);
         List<Weight> out = new ArrayList<>();
+        Weight kvA = null, kvANorm = null;       // as the checkpoint holds them, for the identity
         for (Tensor t : tensors(c)) {
             if (!t.isProjection() && src.info(p + t.hfName).dtype() == DType.F8_E4M3) {
                 throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
             }
             Weight w = Weight.read(src, p + t.hfName, t.shape);
+            if (t.hfName.equals("kv_a_proj_with_mqa.weight")) kvA = w;
+            if (t.hfName.equals("kv_a_layernorm.weight")) kvANorm = w;
             out.add(t.isProjection() ? w.to(target) : w);
         }
-        return new MlaWeights(c, out);
+        return new MlaWeights(c, layer, out, digest(kvA, kvANorm));
     }
 
     /** The tensor's description; a missing tensor is an error with a hint when the config and the weights disagree about q_lora_rank. */
@@ -292,10 +399,16 @@ public final class MlaWeights {
 
     /**
      * Seeded random f32 weights with the scale of a trained layer: projections N(0, 1/in), so activations stay
-     * O(1), and norm weights 1 + N(0, 0.1²).
+     * O(1), and norm weights 1 + N(0, 0.1²); layer 0.
      */
     public static MlaWeights random(MlaConfig c, long seed) {
+        return random(c, seed, 0);
+    }
+
+    /** {@link #random(MlaConfig, long)} as the weights of layer {@code layer} (the same values for any layer). */
+    public static MlaWeights random(MlaConfig c, long seed, int layer) {
         Objects.requireNonNull(c, "c");
+        if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
         long total = 0;
         for (Tensor t : tensors(c)) total += 4 * (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);
         Memory.require(total, "the weights of this config");
@@ -312,7 +425,7 @@ public final class MlaWeights {
             }
             out.add(Weight.ofF32(t.hfName, t.shape, a));
         }
-        return new MlaWeights(c, out);
+        return new MlaWeights(c, layer, out);
     }
 
     /** n samples of N(0, std²) as floats. */

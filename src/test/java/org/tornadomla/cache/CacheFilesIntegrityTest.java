@@ -29,8 +29,10 @@ class CacheFilesIntegrityTest {
     final MlaConfig c = TestData.small();
     static final int N = 5;
 
+    final MlaWeights weights = MlaWeights.random(c, 3);
+
     private LatentCache filled(CacheDtype dt) {
-        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 3));
+        MlaLayer layer = new MlaLayer(weights);
         LatentCache cache = layer.newCache(1, 8, dt);
         layer.prefill(cache, TestData.gaussian(4, N * c.hiddenSize()), N, AttentionPath.ABSORBED);
         return cache;
@@ -38,7 +40,7 @@ class CacheFilesIntegrityTest {
 
     private String refused(Path file, CacheDtype dt) {
         LatentCache target = new LatentCache(c, 1, 8, dt);
-        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, target, 0)).getMessage();
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, target, 0)).getMessage();
         assertEquals(0, target.length(0), "the cache is unchanged");
         assertEquals(1, m.lines().count(), m);
         return m;
@@ -48,7 +50,7 @@ class CacheFilesIntegrityTest {
     void aFlippedBitAnywhereInTheDataIsAClearError() throws IOException {
         for (CacheDtype dt : CacheDtype.values()) {
             Path file = dir.resolve(dt + ".safetensors");
-            CacheFiles.export(filled(dt), 0, c, file);
+            CacheFiles.export(filled(dt), 0, file);
             byte[] bytes = Files.readAllBytes(file);
             long dataStart = 8 + ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong();
             for (long at : new long[] {dataStart, dataStart + 7, bytes.length - 1, (dataStart + bytes.length) / 2}) {
@@ -62,7 +64,7 @@ class CacheFilesIntegrityTest {
                 }
             }
             LatentCache ok = new LatentCache(c, 1, 8, dt);
-            CacheFiles.importInto(file, c, ok, 0);
+            CacheFiles.importInto(file, ok, 0);
             assertEquals(N, ok.length(0));
         }
     }
@@ -70,9 +72,15 @@ class CacheFilesIntegrityTest {
     /** A cache file written by hand: correct metadata and checksums, chosen tensors. */
     private Path handMade(String name, CacheDtype dt, SafeTensorsWriter w) {
         Path f = dir.resolve(name);
-        w.checksums().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c))
-                .metadata("dtype", dt.toString()).metadata("length", Integer.toString(N)).write(f);
+        identity(w.checksums()).metadata("dtype", dt.toString()).metadata("length", Integer.toString(N)).write(f);
         return f;
+    }
+
+    /** The format and the identity of {@link #weights}' caches, as an export writes them. */
+    private SafeTensorsWriter identity(SafeTensorsWriter w) {
+        CacheIdentity id = CacheIdentity.of(weights);
+        return w.metadata("format", CacheFiles.FORMAT).metadata("config", c.toJson()).metadata("config_sha256", CacheFiles.configHash(c))
+                .metadata("layer", Integer.toString(id.layer())).metadata("weights_sha256", id.weightsSha256());
     }
 
     @Test
@@ -111,14 +119,14 @@ class CacheFilesIntegrityTest {
         assertTrue(refused(handMade("extra.safetensors", CacheDtype.F32, new SafeTensorsWriter().add("kv_cache", new long[] {N, dc}, kv)
                 .add("pe_cache", new long[] {N, dr}, pe).add("spare", new long[] {1}, new float[1])), CacheDtype.F32).contains("unexpected tensor 'spare'"));
         Path noCrc = dir.resolve("nocrc.safetensors");
-        new SafeTensorsWriter().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c)).metadata("dtype", "f32")
+        identity(new SafeTensorsWriter()).metadata("dtype", "f32")
                 .metadata("length", Integer.toString(N)).add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(noCrc);
         assertTrue(refused(noCrc, CacheDtype.F32).contains("no valid checksum for tensor kv_cache"));
         Path v1 = dir.resolve("v1.safetensors");
         new SafeTensorsWriter().metadata("format", "tornado-mla/latent-cache/1").add("kv_cache", new long[] {N, dc}, kv).write(v1);
         assertTrue(refused(v1, CacheDtype.F32).contains("format 1, which has no checksums"));
         Path len = dir.resolve("len.safetensors");
-        new SafeTensorsWriter().checksums().metadata("format", CacheFiles.FORMAT).metadata("config_sha256", CacheFiles.configHash(c))
+        identity(new SafeTensorsWriter().checksums())
                 .metadata("dtype", "f32").metadata("length", "+5").add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(len);
         assertTrue(refused(len, CacheDtype.F32).contains("metadata length '+5' is not a token count"));
     }
@@ -128,13 +136,13 @@ class CacheFilesIntegrityTest {
         LatentCache cache = filled(CacheDtype.F32);
         Path f = dir.resolve("c.safetensors");
         assertEquals("sequence 1 out of range: the cache holds sequences 0 … 0",
-                assertThrows(MlaException.class, () -> CacheFiles.export(cache, 1, c, f)).getMessage());
-        assertEquals("file", assertThrows(NullPointerException.class, () -> CacheFiles.export(cache, 0, c, null)).getMessage());
-        CacheFiles.export(cache, 0, c, f);
+                assertThrows(MlaException.class, () -> CacheFiles.export(cache, 1, f)).getMessage());
+        assertEquals("file", assertThrows(NullPointerException.class, () -> CacheFiles.export(cache, 0, null)).getMessage());
+        CacheFiles.export(cache, 0, f);
         assertEquals("sequence -1 out of range: the cache holds sequences 0 … 0",
-                assertThrows(MlaException.class, () -> CacheFiles.importInto(f, c, new LatentCache(c, 1, 8, CacheDtype.F32), -1)).getMessage());
+                assertThrows(MlaException.class, () -> CacheFiles.importInto(f, new LatentCache(c, 1, 8, CacheDtype.F32), -1)).getMessage());
         LatentCache other = new LatentCache(c, 1, 8, CacheDtype.F32);
-        CacheFiles.importInto(f, c, other, 0);
+        CacheFiles.importInto(f, other, 0);
         assertArrayEquals(cache.latent(0), other.latent(0));
     }
     @Test
@@ -143,7 +151,7 @@ class CacheFilesIntegrityTest {
         java.util.function.Supplier<SafeTensorsWriter> ok = () -> new SafeTensorsWriter()
                 .add("kv_cache", DType.F32, new long[] {N, dc}, new float[N * dc]).add("pe_cache", DType.F32, new long[] {N, dr}, new float[N * dr]);
         LatentCache target = new LatentCache(c, 1, 8, CacheDtype.F32);
-        CacheFiles.importInto(handMade("ok.safetensors", CacheDtype.F32, ok.get()), c, target, 0);   // the hand-made file itself is fine
+        CacheFiles.importInto(handMade("ok.safetensors", CacheDtype.F32, ok.get()), target, 0);   // the hand-made file itself is fine
         assertEquals(N, target.length(0));
         for (String key : new String[] {"crc32c.extra", "crc32c.kv_cache_int8", "comment", "crc32c."}) {
             String m = refused(handMade(key + ".safetensors", CacheDtype.F32, ok.get().metadata(key, "00000000")), CacheDtype.F32);

@@ -32,10 +32,10 @@ class CacheFilesTest {
             LatentCache original = prefillNode.newCache(2, 16, dt);
             prefillNode.prefill(original, TestData.gaussian(1, 2 * 7 * c.hiddenSize()), 7, AttentionPath.ABSORBED);
             Path file = dir.resolve("seq1-" + dt + ".safetensors");
-            CacheFiles.export(original, 1, c, file);
+            CacheFiles.export(original, 1, file);
 
             LatentCache restored = decodeNode.newCache(1, 16, dt);
-            CacheFiles.importInto(file, c, restored, 0);
+            CacheFiles.importInto(file, restored, 0);
             assertEquals(7, restored.length(0));
             for (int step = 0; step < 3; step++) {
                 float[] x = TestData.gaussian(10 + step, c.hiddenSize());
@@ -74,13 +74,13 @@ class CacheFilesTest {
             int fork = paged.fork(a);
             layer.forward(paged, new int[] {fork}, new int[] {1}, next, AttentionOptions.of(AttentionPath.TILED));
             Path fromContiguous = dir.resolve("c-" + dt + ".safetensors"), fromPaged = dir.resolve("p-" + dt + ".safetensors");
-            CacheFiles.export(contiguous, 0, c, fromContiguous);
-            CacheFiles.export(paged, fork, c, fromPaged);
+            CacheFiles.export(contiguous, 0, fromContiguous);
+            CacheFiles.export(paged, fork, fromPaged);
             assertArrayEquals(Files.readAllBytes(fromContiguous), Files.readAllBytes(fromPaged), dt + ": the same file");
 
             LatentCache target = layer.newPagedCache(3, 16, 4, 4, dt);
             int t = target.addSequence();
-            CacheFiles.importInto(fromPaged, c, target, t);
+            CacheFiles.importInto(fromPaged, target, t);
             assertEquals(8, target.length(t));
             assertEquals(2, target.blockTable(t).length);
             float[] x = TestData.gaussian(6, d);
@@ -91,7 +91,7 @@ class CacheFilesTest {
             layer.forward(target, new int[] {u}, new int[] {4}, TestData.gaussian(7, 4 * d), AttentionOptions.of(AttentionPath.TILED));
             int v = target.addSequence();
             float[] before = target.latent(u);
-            MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(fromContiguous, c, target, v));
+            MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(fromContiguous, target, v));
             assertEquals("latent cache pool exhausted: a write of 8 tokens needs 2 blocks of 4, 0 are free", e.getMessage());
             assertEquals(0, target.length(v));
             assertArrayEquals(before, target.latent(u));
@@ -105,20 +105,21 @@ class CacheFilesTest {
         LatentCache cache = layer.newCache(1, 8, CacheDtype.BF16);
         layer.prefill(cache, TestData.gaussian(2, 6 * c.hiddenSize()), 6, AttentionPath.NAIVE);
         Path file = dir.resolve("c.safetensors");
-        CacheFiles.export(cache, 0, c, file);
+        CacheFiles.export(cache, 0, file);
 
         MlaConfig otherTheta = new MlaConfig(64, 4, 32, 32, 16, 8, 12, 50000, 1e-6, 4096, 2, null);
-        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, otherTheta, new LatentCache(otherTheta, 1, 8, CacheDtype.BF16), 0)).getMessage();
-        assertTrue(m.contains("made for another config"), m);
+        LatentCache otherThetas = new MlaLayer(MlaWeights.random(otherTheta, 5)).newCache(1, 8, CacheDtype.BF16);
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, otherThetas, 0)).getMessage();
+        assertTrue(m.endsWith("they differ in config rope_theta 10000.0 vs 50000.0"), m);
         LatentCache f32 = new LatentCache(c, 1, 8, CacheDtype.F32);
-        m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, f32, 0)).getMessage();
+        m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, f32, 0)).getMessage();
         assertTrue(m.contains("cache dtype 'bf16', the target cache stores f32"), m);
         assertEquals(0, f32.length(0));
         LatentCache small = new LatentCache(c, 1, 4, CacheDtype.BF16);
-        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(file, c, small, 0)).getMessage().contains("do not fit"));
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(file, small, 0)).getMessage().contains("do not fit"));
         Path notACache = dir.resolve("w.safetensors");
         new org.tornadomla.weights.SafeTensorsWriter().add("kv_cache", new long[] {1}, new float[1]).write(notACache);
-        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(notACache, c, small, 0)).getMessage().contains("not a latent-cache file"));
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(notACache, small, 0)).getMessage().contains("not a latent-cache file"));
         assertTrue(Files.size(file) > 6 * 40 * 2);
     }
 }

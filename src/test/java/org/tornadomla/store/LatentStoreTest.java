@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 
@@ -37,12 +38,20 @@ class LatentStoreTest {
         return store("m", StoreOptions.defaults().withBlockSize(B));
     }
 
-    /** Two layers' caches of one sequence (seq 1 of 2) holding n seeded tokens. */
+    /** The weights' digest of the source caches' layers (rows written directly: any 64 hex digits name them). */
+    static final String WEIGHTS = "5a".repeat(32);
+
+    /** Two layers' caches of one sequence (seq 1 of 2) holding n seeded tokens, belonging to layers 0 and 1 of {@link #WEIGHTS}. */
     List<LatentCache> source(CacheDtype dt, int n) {
+        return source(c, dt, n);
+    }
+
+    List<LatentCache> source(MlaConfig config, CacheDtype dt, int n) {
         List<LatentCache> out = new ArrayList<>();
         for (int l = 0; l < 2; l++) {
-            LatentCache cache = new LatentCache(c, 2, 128, dt);
+            LatentCache cache = new LatentCache(config, 2, 128, dt);
             cache.write(1, TestData.gaussian(100 + l, n * c.kvLoraRank()), TestData.gaussian(200 + l, n * c.qkRopeHeadDim()));
+            cache.bind(new CacheIdentity(config, l, WEIGHTS));
             out.add(cache);
         }
         return out;
@@ -170,7 +179,7 @@ class LatentStoreTest {
         MlaConfig other = c.withHiddenSize(96);
         LatentStore foreign = new LatentStore(mem, other, "m", StoreOptions.defaults().withBlockSize(B));
         List<BlockKeys.Key> theirs = foreign.keys(CacheDtype.F32).chain(ids, 0);
-        foreign.push(ids, 1, rows(source(CacheDtype.F32, N)));
+        foreign.push(ids, 1, rows(source(other, CacheDtype.F32, N)));
         mem.values.put(chain.get(0).name(), mem.values.get(theirs.get(0).name()));
         m = assertThrows(MlaException.class, () -> store().pull(ids, 0, rows(dst), OnMissing.FAIL)).getMessage();
         assertTrue(m.contains("block 0 (tokens 0 … 15) of layer 0") && m.contains("made for another config"), m);
@@ -215,5 +224,55 @@ class LatentStoreTest {
         assertThrows(MlaException.class, () -> s.pull(ids, 0, List.of(), OnMissing.FAIL));
         assertEquals(0, mem.exists, "nothing asked of the store");
         assertEquals(0, s.pull(new int[0], 0, rows(empty(CacheDtype.BF16)), OnMissing.FAIL).tokens());
+    }
+
+    /**
+     * The identity of the caches: blocks made by other weights (the same model name, config and layers) are
+     * foreign, FAIL refuses them and RECOMPUTE loads nothing of them; a cache without an identity takes the
+     * blocks'; a push needs caches that belong to this config's layers, in order.
+     */
+    @Test
+    void blocksOfOtherWeightsAreForeignAndACacheTakesTheBlocksIdentity() {
+        List<LatentCache> src = source(CacheDtype.BF16, N);
+        LatentStore s = store();
+        s.push(ids, 1, rows(src));
+        String theirs = "77".repeat(32);
+        List<LatentCache> other = empty(CacheDtype.BF16);
+        for (int l = 0; l < 2; l++) other.get(l).bind(new CacheIdentity(c, l, theirs));
+        String m = assertThrows(MlaException.class, () -> s.pull(ids, 0, rows(other), OnMissing.FAIL)).getMessage();
+        assertTrue(m.startsWith("memory://test: block 0 (tokens 0 … 15) of layer 0 (key ") && m.endsWith("): made by other weights (kv_a_proj_with_mqa/kv_a_layernorm "
+                + "sha256 5a5a5a5a5a5a…, this layer's are 777777777777…); nothing was loaded"), m);
+        LatentStore.PullResult r = s.pull(ids, 0, rows(other), OnMissing.RECOMPUTE);
+        assertEquals(0, r.tokens(), "recompute all of it");
+        assertTrue(r.stopped().contains("made by other weights"), r.stopped());
+        sameRows(src, other, 0);
+
+        // caches without an identity: loaded, and they now belong to the pushing caches' layers
+        List<LatentCache> fresh = empty(CacheDtype.BF16);
+        assertEquals(N, s.pull(ids, 0, rows(fresh), OnMissing.FAIL).tokens());
+        sameRows(src, fresh, N);
+        for (int l = 0; l < 2; l++) assertEquals(src.get(l).identity(), fresh.get(l).identity(), "layer " + l);
+        // the caches of the same identity: loaded
+        List<LatentCache> same = empty(CacheDtype.BF16);
+        for (int l = 0; l < 2; l++) same.get(l).bind(src.get(l).identity());
+        assertEquals(N, s.pull(ids, 0, rows(same), OnMissing.FAIL).tokens());
+
+        // refused before any transfer: a cache of no layer, layers out of order, another config
+        mem.exists = 0;
+        mem.puts = 0;
+        List<LatentCache> raw = empty(CacheDtype.BF16);
+        raw.get(0).write(0, TestData.gaussian(1, N * c.kvLoraRank()), TestData.gaussian(2, N * c.qkRopeHeadDim()));
+        raw.get(1).write(0, TestData.gaussian(1, N * c.kvLoraRank()), TestData.gaussian(2, N * c.qkRopeHeadDim()));
+        m = assertThrows(MlaException.class, () -> s.push(ids, 0, rows(raw))).getMessage();
+        assertTrue(m.startsWith("push: the cache of layer 0 belongs to no layer yet"), m);
+        m = assertThrows(MlaException.class, () -> s.push(ids, 1, rows(List.of(src.get(1), src.get(0))))).getMessage();
+        assertTrue(m.startsWith("layer 0: the cache given as layer 0 belongs to layer 1 ("), m);
+        m = assertThrows(MlaException.class, () -> s.pull(ids, 0, rows(List.of(same.get(1), same.get(0))), OnMissing.RECOMPUTE)).getMessage();
+        assertTrue(m.startsWith("layer 0: the cache given as layer 0 belongs to layer 1 ("), m);
+        MlaConfig theta = new MlaConfig(64, 4, 32, 32, 16, 8, 12, 50000, 1e-6, 4096, 2, null);
+        m = assertThrows(MlaException.class, () -> s.push(ids, 1, rows(source(theta, CacheDtype.BF16, N)))).getMessage();
+        assertEquals("layer 0: the cache belongs to another config than this store's; they differ in config rope_theta 50000.0 vs 10000.0", m);
+        assertEquals(0, mem.exists, "nothing asked of the store");
+        assertEquals(0, mem.puts, "nothing sent");
     }
 }

@@ -101,7 +101,7 @@ class RedisLatentStoreTest {
         Model(int n, CacheDtype dt, int capacity, AttentionPath path, Supplier<GraphExecutor> executor, int pagedBlock) {
             this.path = path;
             for (int l = 0; l < n; l++) {
-                MlaLayer layer = new MlaLayer(MlaWeights.random(c, 40 + l), executor.get());
+                MlaLayer layer = new MlaLayer(MlaWeights.random(c, 40 + l, l), executor.get());
                 layers.add(layer);
                 if (pagedBlock > 0) {
                     LatentCache cache = layer.newPagedCache(1, capacity, 2 * ((capacity + pagedBlock - 1) / pagedBlock), pagedBlock, dt);
@@ -266,6 +266,7 @@ class RedisLatentStoreTest {
         MlaConfig v3 = MlaConfig.deepseekV3();
         LatentCache cache = new LatentCache(v3, 1, 4096, CacheDtype.F32);
         cache.write(0, TestData.gaussian(8, 4096 * 512), TestData.gaussian(9, 4096 * 64));   // 9.4 MB of rows
+        cache.bind(RAW.apply(v3));
         int[] ids = ids(10, 4096);
         LatentStore st = new LatentStore(connect(s), v3, "test-model", StoreOptions.defaults());
         st.push(ids, 0, LatentCacheRows.of(List.of(cache)));
@@ -355,11 +356,16 @@ class RedisLatentStoreTest {
         }
     }
 
+    /** The identity of layer 0 of a config for rows written directly (no weights made them: any 64 hex digits name them). */
+    static final java.util.function.Function<MlaConfig, org.tornadomla.cache.CacheIdentity> RAW =
+            cfg -> new org.tornadomla.cache.CacheIdentity(cfg, 0, "ab".repeat(32));
+
     /** One layer of DeepSeek-V3 geometry, 16k tokens of f32: 37.7 MB, about ten batches. */
     LatentCache large() {
         MlaConfig v3 = MlaConfig.deepseekV3();
         LatentCache cache = new LatentCache(v3, 1, 16384, CacheDtype.F32);
         cache.write(0, TestData.gaussian(12, 16384 * 512), TestData.gaussian(13, 16384 * 64));
+        cache.bind(RAW.apply(v3));
         return cache;
     }
 
@@ -422,6 +428,7 @@ class RedisLatentStoreTest {
         RedisServer s = server("16mb");
         LatentCache cache = new LatentCache(c, 1, 10, CacheDtype.BF16);
         cache.write(0, TestData.gaussian(1, 10 * 32), TestData.gaussian(2, 10 * 8));
+        cache.bind(RAW.apply(c));
         int[] ids = ids(16, 10);
         LatentStore st = new LatentStore(connect(s), c, "m", StoreOptions.defaults().withBlockSize(4).withTtl(Duration.ofSeconds(30)));
         st.push(ids, 0, LatentCacheRows.of(List.of(cache)));
