@@ -29,7 +29,8 @@ import java.util.concurrent.Callable;
                 + "through the naive, absorbed and tiled paths; print their agreement, ms per decode step and "
                 + "the latent-cache bytes per token next to MHA and GQA.")
 public final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--preset", defaultValue = "deepseek-v3", description = "deepseek-v3 or deepseek-v2-lite (default: ${DEFAULT-VALUE})")
+    @Option(names = "--preset", defaultValue = "deepseek-v3", description = "the attention config: " + MlaConfig.PRESET_NAMES
+            + " (R1 has V3's attention config; default: ${DEFAULT-VALUE})")
     String preset;
 
     @Option(names = "--hidden", defaultValue = "2048",

@@ -423,6 +423,30 @@ class CliTest {
     }
 
     @Test
+    void demoAndKvMemoryKnowTheSameMlaPresets() {
+        // one registry: every MLA preset runs in demo and is a model of kv-memory (geometry from the published configs)
+        for (String[] p : List.of(new String[] {"deepseek-v3", "H=128, q_lora_rank=1536"}, new String[] {"deepseek-r1", "H=128, q_lora_rank=1536"},
+                new String[] {"deepseek-v2", "H=128, q_lora_rank=1536"}, new String[] {"deepseek-v2-lite", "H=16, q_lora_rank=0"})) {
+            Run d = mla("demo", "--preset", p[0], "--hidden", "64", "--prefill", "2", "--steps", "1", "--backend", "java-reference");
+            assertEquals(0, d.code, p[0] + ": " + d.err);
+            assertTrue(d.out.contains(p[1] + ", kv_lora_rank=512, d_n=128, d_r=64, d_v=128"), d.out);
+            Run k = mla("kv-memory", "--preset", p[0], "--dtype", "bf16");
+            assertEquals(0, k.code, p[0] + ": " + k.err);
+            assertTrue(k.out.lines().anyMatch(l -> l.startsWith(p[0] + " ") && l.contains("MLA (c_kv 512 + k_pe 64)")), k.out);
+        }
+        // V2: 576 numbers · 2 bytes · 60 layers = 69,120 bytes per token; R1 is V3's 61 layers: 70,272
+        assertTrue(mla("kv-memory", "--preset", "deepseek-v2").out.contains("69,120"));
+        assertTrue(mla("kv-memory", "--preset", "deepseek-r1").out.contains("70,272"));
+        // the MHA/GQA models are kv-memory's comparison models, not MLA presets
+        Run llama = mla("demo", "--preset", "llama-2-7b");
+        assertEquals(2, llama.code);
+        assertTrue(llama.err.contains("unknown preset 'llama-2-7b' (MLA presets: deepseek-v3, deepseek-r1, deepseek-v2, deepseek-v2-lite)"), llama.err);
+        assertEquals(0, mla("kv-memory", "--preset", "llama-2-7b").code);
+        Run unknown = mla("kv-memory", "--preset", "gpt-5");
+        assertTrue(unknown.err.contains("deepseek-r1") && unknown.err.contains("MHA/GQA comparison models: llama-3.1-405b"), unknown.err);
+    }
+
+    @Test
     void aMistypedCommandOrOptionSuggestsTheNearestOne() {
         Run c = mla("demoo");
         assertEquals(2, c.code);
