@@ -99,6 +99,7 @@ public final class RunLayerCommand implements Callable<Integer> {
             try (TensorSource src = TensorSource.open(weights)) {
                 inputs.addAll(src.files());
                 OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
+                if (layer >= 0) src.requireLayer(layer);     // --layer 5 on a file of layer 0 says which layers it holds
                 w = MlaWeights.load(src, cfg, layer, wanted);
                 for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
                     if (t.isProjection()) stored.add(src.info(MlaWeights.prefix(layer) + t.hfName()).dtype());

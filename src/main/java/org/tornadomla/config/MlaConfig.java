@@ -229,6 +229,15 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     private static MlaConfig fromJson(JsonElement e) {
         if (!e.isJsonObject()) throw new MlaException("invalid config: expected a JSON object, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
+        // what the file is comes first: a Llama or Qwen config fails here, not on its rope_scaling or a missing field
+        JsonElement kvLora = o.get("kv_lora_rank");
+        if (kvLora == null || kvLora.isJsonNull()) {
+            JsonElement type = o.get("model_type");
+            String what = type != null && type.isJsonPrimitive() && type.getAsJsonPrimitive().isString()
+                    ? "model_type " + MlaException.quote(type.getAsString()) : type == null ? "no model_type" : "model_type " + Json.describe(type);
+            throw new MlaException("invalid config: not an MLA model (" + what + "): it has no kv_lora_rank, the latent width of "
+                    + "Multi-head Latent Attention (DeepSeek-V2/V3/R1 configs, model_type deepseek_v2 or deepseek_v3, have one)");
+        }
         RopeScaling scaling = null;
         JsonElement rs = o.get("rope_scaling");
         if (rs != null && !rs.isJsonNull()) {

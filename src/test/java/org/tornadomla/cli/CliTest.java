@@ -285,7 +285,7 @@ class CliTest {
         args[2] = otherConfig.toString();
         rejects("tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [40, 40], found [24, 40]", args);
 
-        rejects("missing tensor 'model.layers.4.self_attn.q_a_proj.weight'", runLayer(in, "--layer", "4"));
+        rejects("holds no tensor of it (model.layers.4.*); it holds layer 0", runLayer(in, "--layer", "4"));
         rejects("unknown attention path 'flash'", runLayer(in, "--path", "flash"));
         rejects("unknown cache dtype 'fp4'", runLayer(in, "--cache-dtype", "fp4"));
         rejects("Missing required option: '--output=<output>'", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString());

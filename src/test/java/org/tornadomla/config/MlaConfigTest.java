@@ -135,6 +135,11 @@ class MlaConfigTest {
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"kv_lora_rank\": 512", "\"kv_lora_rank\": 0"))).getMessage());
         assertEquals("invalid config: unsupported rope_scaling type 'linear' (supported: yarn)",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"type\": \"yarn\"", "\"type\": \"linear\""))).getMessage());
+        // a config of another family is refused for what it is before any of its fields is read
+        assertEquals("invalid config: not an MLA model (model_type 'qwen2'): it has no kv_lora_rank, the latent width of Multi-head "
+                + "Latent Attention (DeepSeek-V2/V3/R1 configs, model_type deepseek_v2 or deepseek_v3, have one)",
+                refused("{\"model_type\": \"qwen2\", \"hidden_size\": 8192, \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 4}}"));
+        assertTrue(refused(V3.replace("\"kv_lora_rank\": 512,", "")).contains("not an MLA model ("), V3);
         assertEquals("invalid config: missing 'hidden_size'",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"hidden_size\": 7168,", ""))).getMessage());
         assertEquals("invalid config: num_attention_heads must be an integer, found the string 'many'",
