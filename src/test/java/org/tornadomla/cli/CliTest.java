@@ -247,6 +247,32 @@ class CliTest {
         assertTrue(r.out.contains("B=2, prefill T=5, 2 decode steps"), r.out);
     }
 
+    @Test
+    void runLayerRunsJavaFastByDefaultAndJavaReferenceWhenAsked() throws IOException {
+        // surefire's JVM has the Vector API module, as ./mla's has: docs/checkpoints.md's real layers need java-fast
+        Path in = input(DType.F32);
+        Run fast = mla(runLayer(in));
+        assertEquals(0, fast.code, fast.err);
+        assertTrue(fast.out.lines().anyMatch(l -> l.startsWith("backend: java-fast (Vector API")), fast.out);
+        float[] y = readAll(out);
+        Files.delete(out);
+        Run ref = mla(runLayer(in, "--backend", "java-reference"));
+        assertEquals(0, ref.code, ref.err);
+        assertTrue(ref.out.lines().anyMatch(l -> l.startsWith("backend: java-reference (reference kernels")), ref.out);
+        TestData.assertClose(readAll(out), y, 1e-4, "java-fast against java-reference");
+        String help = String.join(" ", picocli.CommandLine.Help.Ansi.OFF.string(mla("run-layer", "--help").out).split("\\s+"));
+        assertTrue(help.contains("default: java-fast when the JVM has the Vector API module"), help);
+    }
+
+    private static float[] readAll(Path file) {
+        try (SafeTensorsFile o = SafeTensorsFile.open(file)) {
+            float[] pre = o.readFloats("prefill_output"), dec = o.readFloats("decode_output_1");
+            float[] all = Arrays.copyOf(pre, pre.length + dec.length);
+            System.arraycopy(dec, 0, all, pre.length, dec.length);
+            return all;
+        }
+    }
+
     /** Bad input: exit code 2, one line naming what was expected and found, and no output file. */
     private void rejects(String expectedInMessage, String... args) {
         Run r = mla(args);
