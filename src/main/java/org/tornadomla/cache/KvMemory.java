@@ -49,21 +49,30 @@ public final class KvMemory {
     public record Scheme(String name, long numbersPerTokenPerLayer) {
     }
 
-    /** The presets `mla kv-memory` knows: three MLA models and three MHA/GQA references. */
+    /**
+     * A model `mla kv-memory` knows by name: an MLA preset of {@link MlaConfig#PRESETS} (the one preset registry), or
+     * one of the MHA/GQA {@link #COMPARISON_MODELS}, which are no MLA configs and exist only to compare caches with.
+     */
     public static Model preset(String name) {
-        return switch (name.toLowerCase(Locale.ROOT)) {
-            case "deepseek-v3" -> Model.of("deepseek-v3", MlaConfig.deepseekV3());
-            case "deepseek-v2" -> Model.of("deepseek-v2", new MlaConfig(5120, 128, 1536, 512, 128, 64, 128, 10000, 1e-6, 163840, 60, null));
-            case "deepseek-v2-lite" -> Model.of("deepseek-v2-lite", MlaConfig.deepseekV2Lite());
+        String n = name.toLowerCase(Locale.ROOT);
+        if (MlaConfig.PRESETS.contains(n)) return Model.of(n, MlaConfig.preset(n));
+        return switch (n) {
             case "llama-3.1-405b" -> Model.gqa("llama-3.1-405b", 126, 128, 8, 128);
             case "qwen-2.5-72b" -> Model.gqa("qwen-2.5-72b", 80, 64, 8, 128);
             case "llama-2-7b" -> Model.gqa("llama-2-7b", 32, 32, 32, 128);
-            default -> throw new MlaException("unknown preset '" + name + "' (expected one of: " + String.join(", ", PRESETS) + ")");
+            default -> throw new MlaException("unknown model " + MlaException.quote(name) + " (MLA presets: " + MlaConfig.PRESET_NAMES
+                    + "; MHA/GQA comparison models: " + COMPARISON_NAMES + ")");
         };
     }
 
-    public static final List<String> PRESETS = List.of("deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "llama-3.1-405b",
-            "qwen-2.5-72b", "llama-2-7b");
+    /** The MHA/GQA comparison models' names, comma-separated (a constant, for the command's help). */
+    public static final String COMPARISON_NAMES = "llama-3.1-405b, qwen-2.5-72b, llama-2-7b";
+
+    /** MHA/GQA models kv-memory compares MLA with (their cache shapes only: they are no MLA presets). */
+    public static final List<String> COMPARISON_MODELS = List.of(COMPARISON_NAMES.split(", "));
+
+    /** Every name {@link #preset} knows: the MLA presets, then the comparison models. */
+    public static final List<String> PRESETS = java.util.stream.Stream.concat(MlaConfig.PRESETS.stream(), COMPARISON_MODELS.stream()).toList();
 
     /**
      * The schemes to compare for a model: an MLA model's own cache and what MHA, GQA with {@code groups}

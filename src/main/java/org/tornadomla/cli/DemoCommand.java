@@ -29,7 +29,8 @@ import java.util.concurrent.Callable;
                 + "through the naive, absorbed and tiled paths; print their agreement, ms per decode step and "
                 + "the latent-cache bytes per token next to MHA and GQA.")
 public final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--preset", defaultValue = "deepseek-v3", description = "deepseek-v3 or deepseek-v2-lite (default: ${DEFAULT-VALUE})")
+    @Option(names = "--preset", defaultValue = "deepseek-v3", description = "the attention config: " + MlaConfig.PRESET_NAMES
+            + " (R1 has V3's attention config; default: ${DEFAULT-VALUE})")
     String preset;
 
     @Option(names = "--hidden", defaultValue = "2048",
@@ -76,7 +77,7 @@ public final class DemoCommand implements Callable<Integer> {
         for (AttentionPath path : AttentionPath.values()) kernel.options(path);   // --tile, --splits: refused before any work
         CacheDtype dtype = kernel.dtype();
         WeightDtype wdt = WeightDtype.parse(weightsDtype);
-        GraphExecutor executor = kernel.executor(out, "java-fast");
+        GraphExecutor executor = kernel.executor(out);
         out.printf("TornadoMLA demo: %s attention geometry: H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d; hidden %d%s%n",
                 preset, cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(),
                 cfg.vHeadDim(), hidden, hidden == MlaConfig.preset(preset).hiddenSize() ? "" : " (reduced from " + MlaConfig.preset(preset).hiddenSize() + ")");

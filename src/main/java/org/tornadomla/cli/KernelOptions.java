@@ -13,8 +13,14 @@ import java.io.PrintWriter;
 /** The options every command that runs the layer shares: backend, device, cache storage, tiling. */
 public final class KernelOptions {
     @Option(names = "--backend", description = "java-reference (alias java: the reference kernels, sequential), java-fast "
-            + "(multi-threaded, Vector API) or tornado (a TornadoVM device); default: java-fast for demo and bench, java-reference otherwise")
+            + "(multi-threaded, Vector API) or tornado (a TornadoVM device); default: java-fast when the JVM has the Vector API "
+            + "module jdk.incubator.vector (./mla adds it), else java-reference")
     String backend;
+
+    /** The default backend: java-fast when this JVM has the Vector API module, java-reference when it does not. */
+    static String defaultBackend() {
+        return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent() ? "java-fast" : "java-reference";
+    }
 
     @Option(names = "--device", description = "TornadoVM device backend:device as `mla devices` lists them (default: TornadoVM's default device)")
     String device;
@@ -35,9 +41,9 @@ public final class KernelOptions {
             description = "tiled path: KV splits, 0 = auto (enough to keep every core or multiprocessor busy; default: ${DEFAULT-VALUE})")
     int splits;
 
-    /** The executor for --backend (or {@code dflt})/--device; --profile prints to {@code out}. */
-    GraphExecutor executor(PrintWriter out, String dflt) {
-        String backend = this.backend == null ? dflt : this.backend;
+    /** The executor for --backend (or {@link #defaultBackend()})/--device; --profile prints to {@code out}. */
+    GraphExecutor executor(PrintWriter out) {
+        String backend = this.backend == null ? defaultBackend() : this.backend;
         if ((profile || plainKernels) && !backend.equals("tornado")) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }

@@ -31,8 +31,9 @@ import java.util.concurrent.Callable;
                 + "and MHA/GQA/MQA with the same attention geometry, and for common MHA/GQA models. "
                 + "The arithmetic is in docs/kv-memory.md.")
 public final class KvMemoryCommand implements Callable<Integer> {
-    @Option(names = "--preset", split = ",", description = "models: " + "deepseek-v3, deepseek-v2, deepseek-v2-lite, "
-            + "llama-3.1-405b, qwen-2.5-72b, llama-2-7b (default: all, unless --config is given)")
+    @Option(names = "--preset", split = ",", description = "models: the MLA presets " + MlaConfig.PRESET_NAMES
+            + " (R1 has V3's attention config) and, to compare with, the MHA/GQA models " + KvMemory.COMPARISON_NAMES
+            + " (default: all, unless --config is given)")
     List<String> presets;
 
     @Option(names = "--config", description = "a Hugging Face config.json (MLA when it has kv_lora_rank; otherwise MHA/GQA "

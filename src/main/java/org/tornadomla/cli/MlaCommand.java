@@ -46,27 +46,55 @@ public final class MlaCommand implements Runnable {
         return cl;
     }
 
-    /** picocli's message, except for a first word that is no command: "unknown command 'x'" says that plainly. */
+    /**
+     * picocli's message, except for what it says in its own words: a first word that is no command says "unknown
+     * command 'x'" and lists the commands --help shows (hidden ones not); an option the command does not have says
+     * "unknown option '--x'" (picocli would list it with the arguments after it).
+     */
     static String what(CommandLine.ParameterException ex) {
-        if (ex instanceof CommandLine.UnmatchedArgumentException u && ex.getCommandLine().getParent() == null
-                && !ex.getCommandLine().getSubcommands().isEmpty() && !u.getUnmatched().isEmpty()) {
+        if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
             String first = u.getUnmatched().get(0);
-            if (!first.startsWith("-") && u.getMessage().contains("at index 0")) {
-                return "unknown command " + MlaException.quote(first) + " (commands: "
-                        + String.join(", ", ex.getCommandLine().getSubcommands().keySet()) + ")";
+            String msg = String.valueOf(u.getMessage());
+            if (ex.getCommandLine().getParent() == null && !ex.getCommandLine().getSubcommands().isEmpty() && !first.startsWith("-")
+                    && (msg.contains("at index 0") || msg.contains("from index 0"))) {
+                return "unknown command " + MlaException.quote(first) + " (commands: " + String.join(", ", commands(ex.getCommandLine())) + ")";
+            }
+            if (first.startsWith("-") && first.length() > 1 && !isNumber(first)) {
+                return "unknown option " + MlaException.quote(first.contains("=") ? first.substring(0, first.indexOf('=')) : first);
             }
         }
         return ex.getMessage();
     }
 
-    /** " (did you mean: demo?)" for a mistyped command or option picocli has a near match for, else "". */
+    /** The commands --help lists, in its order: hidden ones (pd-decode, started by pd-demo) left out. */
+    static java.util.List<String> commands(CommandLine cl) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (var e : cl.getSubcommands().entrySet()) {
+            if (!e.getValue().getCommandSpec().usageMessage().hidden()) out.add(e.getKey());
+        }
+        return out;
+    }
+
+    private static boolean isNumber(String s) {
+        try {
+            Double.parseDouble(s);
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** " (did you mean demo?)" for a mistyped command or option picocli has a near match for, else "". */
     static String didYouMean(CommandLine.ParameterException ex) {
         if (!(ex instanceof CommandLine.UnmatchedArgumentException u) || u.getUnmatched().isEmpty()) return "";
         String typed = u.getUnmatched().get(0);
-        // picocli's candidates, narrowed to those nearest to what was typed (edit distance)
+        java.util.List<String> hidden = new java.util.ArrayList<>(ex.getCommandLine().getSubcommands().keySet());
+        hidden.removeAll(commands(ex.getCommandLine()));
+        // picocli's candidates, narrowed to those nearest to what was typed (edit distance); never a hidden command
         int best = Integer.MAX_VALUE;
         java.util.List<String> nearest = new java.util.ArrayList<>();
         for (String c : u.getSuggestions()) {
+            if (hidden.contains(c)) continue;
             int d = editDistance(typed, c);
             if (d < best) {
                 best = d;

@@ -105,6 +105,7 @@ public final class RankCommand implements Callable<Integer> {
             if (output != null && chart != null && output.toAbsolutePath().normalize().equals(chart.toAbsolutePath().normalize())) {
                 throw new MlaException("--output and --chart name the same file " + output);
             }
+            src.requireLayer(layer);
             TensorInfo kvb = src.info(p + "kv_b_proj.weight"), k = src.info(p + "k_proj.weight"), v = src.info(p + "v_proj.weight");
             if (kvb != null) {
                 if (toMla != null) throw new MlaException("--to-mla converts an MHA/GQA layer; " + p + "kv_b_proj.weight is already MLA");

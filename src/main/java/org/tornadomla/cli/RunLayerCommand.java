@@ -92,13 +92,14 @@ public final class RunLayerCommand implements Callable<Integer> {
         // everything that does not need the weights is checked before they load (a V3 layer takes seconds)
         if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         Input in = read(input, cfg);
-        GraphExecutor executor = kernel.executor(out, "java-reference");
+        GraphExecutor executor = kernel.executor(out);
         try {
             MlaWeights w;
             Set<DType> stored = new TreeSet<>();
             try (TensorSource src = TensorSource.open(weights)) {
                 inputs.addAll(src.files());
                 OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
+                if (layer >= 0) src.requireLayer(layer);     // --layer 5 on a file of layer 0 says which layers it holds
                 w = MlaWeights.load(src, cfg, layer, wanted);
                 for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
                     if (t.isProjection()) stored.add(src.info(MlaWeights.prefix(layer) + t.hfName()).dtype());
@@ -107,6 +108,7 @@ public final class RunLayerCommand implements Callable<Integer> {
             out.printf("weights: layer %d, projections %s in memory (%s in the checkpoint%s), %.1f MB%n", layer, w.dtype(),
                     stored.stream().map(DType::name).collect(Collectors.joining(", ")), lossy(stored, w.dtype()) ? "; converting rounds them" : "",
                     w.bytes() / 1e6);
+            out.printf("backend: %s%n", executor.device());
             try (MlaLayer mla = new MlaLayer(w, executor)) {
                 run(out, mla, opt, dtype, in, inputs);
             }

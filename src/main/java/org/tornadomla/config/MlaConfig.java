@@ -149,29 +149,55 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
 
     // ---------------------------------------------------------------- presets
 
-    /** DeepSeek-V3 (and R1): D=7168, H=128, r_q=1536, d_c=512, YaRN factor 40, FP8 weights. */
+    /**
+     * DeepSeek-V3: D=7168, H=128, r_q=1536, d_c=512, d_n=128, d_r=64, d_v=128, 61 layers, YaRN factor 40 (mscale 1,
+     * mscale_all_dim 1), FP8 weights. DeepSeek-R1 has the same attention config ({@link #preset(String)} "deepseek-r1").
+     */
     public static MlaConfig deepseekV3() {
         return new MlaConfig(7168, 128, 1536, 512, 128, 64, 128, 10000, 1e-6, 163840, 61,
                 new RopeScaling(40, 4096, 32, 1, 1.0, 1.0), true);
     }
 
-    /** DeepSeek-V2-Lite: D=2048, H=16, plain q_proj, d_c=512, YaRN factor 40. */
+    /**
+     * DeepSeek-V2: D=5120, H=128, r_q=1536, d_c=512, d_n=128, d_r=64, d_v=128, 60 layers, YaRN factor 40 (mscale 0.707,
+     * mscale_all_dim 0.707), BF16 weights.
+     */
+    public static MlaConfig deepseekV2() {
+        return new MlaConfig(5120, 128, 1536, 512, 128, 64, 128, 10000, 1e-6, 163840, 60,
+                new RopeScaling(40, 4096, 32, 1, 0.707, 0.707));
+    }
+
+    /** DeepSeek-V2-Lite: D=2048, H=16, plain q_proj, d_c=512, 27 layers, YaRN factor 40 (mscale 0.707, mscale_all_dim 0.707). */
     public static MlaConfig deepseekV2Lite() {
         return new MlaConfig(2048, 16, 0, 512, 128, 64, 128, 10000, 1e-6, 163840, 27,
                 new RopeScaling(40, 4096, 32, 1, 0.707, 0.707));
     }
 
-    /** The preset names {@link #preset(String)} knows. */
-    public static final List<String> PRESETS = List.of("deepseek-v3", "deepseek-v2-lite");
+    /**
+     * The preset names, comma-separated, as the commands' help shows them (a constant, so that an option's
+     * description can name them): {@link #PRESETS} is this list.
+     */
+    public static final String PRESET_NAMES = "deepseek-v3, deepseek-r1, deepseek-v2, deepseek-v2-lite";
 
-    /** A built-in config by name, case-insensitive: one of {@link #PRESETS} ("deepseek-v3", "deepseek-v2-lite"). */
+    /**
+     * The MLA presets {@link #preset(String)} knows, the one registry of the API and every command ({@code demo
+     * --preset}, {@code kv-memory --preset}): deepseek-v3, deepseek-r1 (DeepSeek-R1: the same attention config as
+     * V3), deepseek-v2 and deepseek-v2-lite.
+     */
+    public static final List<String> PRESETS = List.of(PRESET_NAMES.split(", "));
+
+    /**
+     * A built-in config by name, case-insensitive: one of {@link #PRESETS}. "deepseek-r1" gives DeepSeek-R1's config,
+     * which is DeepSeek-V3's (R1 is trained from V3 with the same architecture). An unknown name is an
+     * {@link MlaException} listing the known ones.
+     */
     public static MlaConfig preset(String name) {
         Objects.requireNonNull(name, "name");
         return switch (name.toLowerCase(Locale.ROOT)) {
-            case "deepseek-v3" -> deepseekV3();
+            case "deepseek-v3", "deepseek-r1" -> deepseekV3();
+            case "deepseek-v2" -> deepseekV2();
             case "deepseek-v2-lite" -> deepseekV2Lite();
-            default -> throw new MlaException("unknown preset " + MlaException.quote(name) + " (expected one of: "
-                    + String.join(", ", PRESETS) + ")");
+            default -> throw new MlaException("unknown preset " + MlaException.quote(name) + " (MLA presets: " + PRESET_NAMES + ")");
         };
     }
 
@@ -203,6 +229,15 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     private static MlaConfig fromJson(JsonElement e) {
         if (!e.isJsonObject()) throw new MlaException("invalid config: expected a JSON object, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
+        // what the file is comes first: a Llama or Qwen config fails here, not on its rope_scaling or a missing field
+        JsonElement kvLora = o.get("kv_lora_rank");
+        if (kvLora == null || kvLora.isJsonNull()) {
+            JsonElement type = o.get("model_type");
+            String what = type != null && type.isJsonPrimitive() && type.getAsJsonPrimitive().isString()
+                    ? "model_type " + MlaException.quote(type.getAsString()) : type == null ? "no model_type" : "model_type " + Json.describe(type);
+            throw new MlaException("invalid config: not an MLA model (" + what + "): it has no kv_lora_rank, the latent width of "
+                    + "Multi-head Latent Attention (DeepSeek-V2/V3/R1 configs, model_type deepseek_v2 or deepseek_v3, have one)");
+        }
         RopeScaling scaling = null;
         JsonElement rs = o.get("rope_scaling");
         if (rs != null && !rs.isJsonNull()) {

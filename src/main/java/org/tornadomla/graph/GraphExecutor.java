@@ -5,7 +5,7 @@ public interface GraphExecutor extends AutoCloseable {
     /** Runs every task of the graph once, in order. INPUT buffers are read as they are now. */
     void execute(KernelGraph graph);
 
-    /** What ran the last graph, in words, e.g. "java (reference kernels, sequential on the JVM)". */
+    /** What ran the last graph, in words, e.g. "java-reference (reference kernels, sequential on the JVM)". */
     String device();
 
     /**

@@ -58,6 +58,6 @@ public class JvmExecutor implements GraphExecutor {
 
     @Override
     public String device() {
-        return "java (reference kernels, sequential on the JVM)";
+        return "java-reference (reference kernels, sequential on the JVM)";
     }
 }

@@ -69,6 +69,19 @@ public final class SafeTensorsFile implements TensorSource {
         this.metadata = metadata;
     }
 
+    /** "; it begins with the text 'abc…'" when the file's first bytes are printable ASCII (a text file), else "". */
+    private static String begins(MemorySegment file, long size) {
+        int n = (int) Math.min(size, 24);
+        StringBuilder t = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            byte b = file.get(ValueLayout.JAVA_BYTE, i);
+            if (b == '\n' || b == '\r' || b == '\t') b = ' ';
+            if (b < 0x20 || b > 0x7E) return "";
+            t.append((char) b);
+        }
+        return "; it begins with the text " + MlaException.quote(t + (size > n ? "..." : ""));
+    }
+
     public static SafeTensorsFile open(Path path) {
         Objects.requireNonNull(path, "path");
         if (!Files.exists(path)) throw new MlaException("file not found: " + path);
@@ -82,8 +95,16 @@ public final class SafeTensorsFile implements TensorSource {
             MemorySegment file = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
             long n = file.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0);
             if (n < 2 || n > size - 8) {
-                throw new MlaException(path + ": corrupt safetensors file: header length " + Long.toUnsignedString(n)
-                        + " does not fit the file (file size " + size + " bytes, at most " + (size - 8) + " after the length)");
+                byte first = file.get(ValueLayout.JAVA_BYTE, 0);
+                if (first == '{' || first == '[') {
+                    throw new MlaException(path + ": this is JSON (it starts with '" + (char) first + "'), not a safetensors file "
+                            + "(a config.json? weights are a .safetensors file, a model.safetensors.index.json or a checkpoint directory)");
+                }
+                // a header that starts like one ('{' after the length): a cut or damaged safetensors file; else another kind of file
+                boolean cut = size > 8 && file.get(ValueLayout.JAVA_BYTE, 8) == '{';
+                throw new MlaException(path + (cut ? ": corrupt safetensors file" : ": not a safetensors file") + ": header length "
+                        + Long.toUnsignedString(n) + " does not fit the file (file size " + size + " bytes, at most " + (size - 8)
+                        + " after the length)" + (cut ? "" : begins(file, size)));
             }
             if (n > MAX_HEADER) throw new MlaException(path + ": corrupt safetensors file: header length " + n + " exceeds the format's 100 MB limit");
             byte[] header = file.asSlice(8, n).toArray(ValueLayout.JAVA_BYTE);

@@ -29,6 +29,48 @@ public interface TensorSource extends AutoCloseable {
         return readFloats(name);
     }
 
+    /** The indices N of the layers this source holds tensors of ({@code model.layers.N.…}), ascending. */
+    default java.util.SortedSet<Integer> layers() {
+        java.util.SortedSet<Integer> out = new java.util.TreeSet<>();
+        java.util.regex.Pattern layer = java.util.regex.Pattern.compile("model\\.layers\\.(0|[1-9][0-9]{0,8})\\..*");
+        for (String n : names()) {
+            java.util.regex.Matcher m = layer.matcher(n);
+            if (m.matches()) out.add(Integer.parseInt(m.group(1)));
+        }
+        return out;
+    }
+
+    /**
+     * Refuses a layer this source holds no tensor of ({@code model.layers.<layer>.…}) in one line that says which
+     * layers it does hold ("holds layer 0", "holds layers 0-3, 7", or none).
+     */
+    default void requireLayer(int layer) {
+        java.util.SortedSet<Integer> held = layers();
+        if (held.contains(layer)) return;
+        List<Path> files = files();
+        String what = files.isEmpty() ? "the weights" : files.get(0).toString();
+        throw new MlaException("layer " + layer + ": " + what + " holds no tensor of it (model.layers." + layer + ".*); "
+                + (held.isEmpty() ? "it holds no model.layers.N tensor at all" : "it holds " + (held.size() == 1 ? "layer " : "layers ")
+                + ranges(held)));
+    }
+
+    /** "0-3, 7, 9-10" */
+    private static String ranges(java.util.SortedSet<Integer> n) {
+        StringBuilder sb = new StringBuilder();
+        Integer start = null, prev = null;
+        for (int i : n) {
+            if (prev != null && i == prev + 1) {
+                prev = i;
+                continue;
+            }
+            if (start != null) sb.append(sb.isEmpty() ? "" : ", ").append(start.equals(prev) ? "" + start : start + "-" + prev);
+            start = i;
+            prev = i;
+        }
+        if (start != null) sb.append(sb.isEmpty() ? "" : ", ").append(start.equals(prev) ? "" + start : start + "-" + prev);
+        return sb.toString();
+    }
+
     /**
      * A one-byte tensor's bytes as they are; its dtype must be {@code expected} (I8, U8, F8_E4M3 or F8_E5M2):
      * bytes of another format are never read as these.

@@ -244,6 +244,52 @@ class CliRefusalsTest {
     }
 
     @Test
+    void aFileOfAnotherKindIsRefusedForWhatItIs() throws IOException {
+        // a Llama 3 config.json (Meta-Llama-3.1-8B's attention fields, rope_scaling of type llama3): no MLA model
+        Path llama = dir.resolve("llama.json");
+        Files.writeString(llama, """
+                {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+                 "num_key_value_heads": 8, "num_hidden_layers": 32, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+                 "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": 8192, "rope_type": "llama3"}}""");
+        String[] args = runLayer(input, out);
+        args[2] = llama.toString();
+        String err = refused("not an MLA model (model_type 'llama')", args);
+        assertFalse(err.contains("rope_scaling"), err);
+        // a JSON file given as the weights
+        args = runLayer(input, out);
+        args[4] = config.toString();
+        err = refused("this is JSON", args);
+        assertTrue(err.contains("not a safetensors file") && !err.contains("header length"), err);
+        // a text file that is no JSON either: what it begins with
+        Path text = dir.resolve("notes.txt");
+        Files.writeString(text, "layer 0 weights, see the model card\n");
+        args[4] = text.toString();
+        refused("not a safetensors file: header length", args);
+        refused("it begins with the text 'layer 0 weights, see", args);
+    }
+
+    @Test
+    void aLayerTheWeightsDoNotHoldNamesTheLayersTheyHold() throws IOException {
+        String err = refused("holds no tensor of it (model.layers.5.*); it holds layer 0", runLayer(input, out, "--layer", "5"));
+        assertTrue(err.contains("layer 5: " + weights), err);
+        refused("it holds layer 0", "rank", "--weights", weights.toString(), "--layer", "3");
+    }
+
+    @Test
+    void mistypedCommandsAndUnknownOptionsAreNamedInOneLine() throws IOException {
+        String err = refused("unknown command 'bnech' (commands: demo, run-layer, ", "bnech", "--quick");
+        assertTrue(err.contains("(did you mean bench?)"), err);
+        assertFalse(err.contains("Unmatched") || err.contains("pd-decode"), err);   // picocli's words; a command --help hides
+        assertFalse(refused("unknown command 'pd-decod'", "pd-decod").contains("pd-decode"));
+        err = refused("unknown option '--cfg'", "demo", "--cfg", "x");
+        assertFalse(err.contains("'x'") || err.contains("Unknown options"), err);
+        refused("unknown option '--cfg'", runLayer(input, out, "--cfg", "x"));
+        assertTrue(refused("unknown option '--confg'", runLayer(input, out, "--confg", "x")).contains("(did you mean --config?)"));
+        refused("unknown option '--hiden'", "demo", "--hiden=64");
+    }
+
+    @Test
     void aLadderStepThatOnlyRunsOnTornadoVmSaysSoWithoutIt() throws IOException {
         refused("runs only on TornadoVM: add --backend tornado", "ladder", "--step", "7");
     }

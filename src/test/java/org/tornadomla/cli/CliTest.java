@@ -247,6 +247,32 @@ class CliTest {
         assertTrue(r.out.contains("B=2, prefill T=5, 2 decode steps"), r.out);
     }
 
+    @Test
+    void runLayerRunsJavaFastByDefaultAndJavaReferenceWhenAsked() throws IOException {
+        // surefire's JVM has the Vector API module, as ./mla's has: docs/checkpoints.md's real layers need java-fast
+        Path in = input(DType.F32);
+        Run fast = mla(runLayer(in));
+        assertEquals(0, fast.code, fast.err);
+        assertTrue(fast.out.lines().anyMatch(l -> l.startsWith("backend: java-fast (Vector API")), fast.out);
+        float[] y = readAll(out);
+        Files.delete(out);
+        Run ref = mla(runLayer(in, "--backend", "java-reference"));
+        assertEquals(0, ref.code, ref.err);
+        assertTrue(ref.out.lines().anyMatch(l -> l.startsWith("backend: java-reference (reference kernels")), ref.out);
+        TestData.assertClose(readAll(out), y, 1e-4, "java-fast against java-reference");
+        String help = String.join(" ", picocli.CommandLine.Help.Ansi.OFF.string(mla("run-layer", "--help").out).split("\\s+"));
+        assertTrue(help.contains("default: java-fast when the JVM has the Vector API module"), help);
+    }
+
+    private static float[] readAll(Path file) {
+        try (SafeTensorsFile o = SafeTensorsFile.open(file)) {
+            float[] pre = o.readFloats("prefill_output"), dec = o.readFloats("decode_output_1");
+            float[] all = Arrays.copyOf(pre, pre.length + dec.length);
+            System.arraycopy(dec, 0, all, pre.length, dec.length);
+            return all;
+        }
+    }
+
     /** Bad input: exit code 2, one line naming what was expected and found, and no output file. */
     private void rejects(String expectedInMessage, String... args) {
         Run r = mla(args);
@@ -285,7 +311,7 @@ class CliTest {
         args[2] = otherConfig.toString();
         rejects("tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [40, 40], found [24, 40]", args);
 
-        rejects("missing tensor 'model.layers.4.self_attn.q_a_proj.weight'", runLayer(in, "--layer", "4"));
+        rejects("holds no tensor of it (model.layers.4.*); it holds layer 0", runLayer(in, "--layer", "4"));
         rejects("unknown attention path 'flash'", runLayer(in, "--path", "flash"));
         rejects("unknown cache dtype 'fp4'", runLayer(in, "--cache-dtype", "fp4"));
         rejects("Missing required option: '--output=<output>'", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString());
@@ -420,6 +446,30 @@ class CliTest {
         assertTrue(Files.size(png) > 1000);
         assertTrue(mla("kv-memory", "--dtype", "fp4").err.contains("unknown dtype 'fp4'"));
         assertEquals(2, mla("kv-memory", "--preset", "gpt-5").code);
+    }
+
+    @Test
+    void demoAndKvMemoryKnowTheSameMlaPresets() {
+        // one registry: every MLA preset runs in demo and is a model of kv-memory (geometry from the published configs)
+        for (String[] p : List.of(new String[] {"deepseek-v3", "H=128, q_lora_rank=1536"}, new String[] {"deepseek-r1", "H=128, q_lora_rank=1536"},
+                new String[] {"deepseek-v2", "H=128, q_lora_rank=1536"}, new String[] {"deepseek-v2-lite", "H=16, q_lora_rank=0"})) {
+            Run d = mla("demo", "--preset", p[0], "--hidden", "64", "--prefill", "2", "--steps", "1", "--backend", "java-reference");
+            assertEquals(0, d.code, p[0] + ": " + d.err);
+            assertTrue(d.out.contains(p[1] + ", kv_lora_rank=512, d_n=128, d_r=64, d_v=128"), d.out);
+            Run k = mla("kv-memory", "--preset", p[0], "--dtype", "bf16");
+            assertEquals(0, k.code, p[0] + ": " + k.err);
+            assertTrue(k.out.lines().anyMatch(l -> l.startsWith(p[0] + " ") && l.contains("MLA (c_kv 512 + k_pe 64)")), k.out);
+        }
+        // V2: 576 numbers · 2 bytes · 60 layers = 69,120 bytes per token; R1 is V3's 61 layers: 70,272
+        assertTrue(mla("kv-memory", "--preset", "deepseek-v2").out.contains("69,120"));
+        assertTrue(mla("kv-memory", "--preset", "deepseek-r1").out.contains("70,272"));
+        // the MHA/GQA models are kv-memory's comparison models, not MLA presets
+        Run llama = mla("demo", "--preset", "llama-2-7b");
+        assertEquals(2, llama.code);
+        assertTrue(llama.err.contains("unknown preset 'llama-2-7b' (MLA presets: deepseek-v3, deepseek-r1, deepseek-v2, deepseek-v2-lite)"), llama.err);
+        assertEquals(0, mla("kv-memory", "--preset", "llama-2-7b").code);
+        Run unknown = mla("kv-memory", "--preset", "gpt-5");
+        assertTrue(unknown.err.contains("deepseek-r1") && unknown.err.contains("MHA/GQA comparison models: llama-3.1-405b"), unknown.err);
     }
 
     @Test

@@ -3,7 +3,10 @@ package org.tornadomla.config;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -89,6 +92,34 @@ class MlaConfigTest {
     }
 
     @Test
+    void presetsHoldThePublishedConfigs() {
+        // the values of DeepSeek's published config.json files (Hugging Face deepseek-ai/DeepSeek-V2, -V2-Lite, -V3, -R1)
+        MlaConfig v2 = MlaConfig.preset("deepseek-v2");
+        assertEquals(List.of(5120, 128, 1536, 512, 128, 64, 128, 60, 163840),
+                List.of(v2.hiddenSize(), v2.numHeads(), v2.qLoraRank(), v2.kvLoraRank(), v2.qkNopeHeadDim(), v2.qkRopeHeadDim(),
+                        v2.vHeadDim(), v2.numHiddenLayers(), v2.maxPositionEmbeddings()));
+        assertEquals(10000, v2.ropeTheta());
+        assertEquals(new RopeScaling(40, 4096, 32, 1, 0.707, 0.707), v2.ropeScaling());
+        assertFalse(v2.fp8Weights());
+        MlaConfig lite = MlaConfig.preset("deepseek-v2-lite");
+        assertEquals(List.of(2048, 16, 0, 512, 128, 64, 128, 27),
+                List.of(lite.hiddenSize(), lite.numHeads(), lite.qLoraRank(), lite.kvLoraRank(), lite.qkNopeHeadDim(), lite.qkRopeHeadDim(),
+                        lite.vHeadDim(), lite.numHiddenLayers()));
+        MlaConfig v3 = MlaConfig.preset("deepseek-v3");
+        assertEquals(List.of(7168, 128, 1536, 512, 128, 64, 128, 61),
+                List.of(v3.hiddenSize(), v3.numHeads(), v3.qLoraRank(), v3.kvLoraRank(), v3.qkNopeHeadDim(), v3.qkRopeHeadDim(),
+                        v3.vHeadDim(), v3.numHiddenLayers()));
+        assertEquals(new RopeScaling(40, 4096, 32, 1, 1.0, 1.0), v3.ropeScaling());
+        assertTrue(v3.fp8Weights());
+        // DeepSeek-R1 is V3's architecture: the same attention config
+        assertEquals(v3, MlaConfig.preset("DeepSeek-R1"));
+        assertEquals(List.of("deepseek-v3", "deepseek-r1", "deepseek-v2", "deepseek-v2-lite"), MlaConfig.PRESETS);
+        for (String name : MlaConfig.PRESETS) assertEquals(MlaConfig.preset(name), MlaConfig.fromJson(MlaConfig.preset(name).toJson()));
+        // V2: 192^(-1/2)·(0.1·0.707·ln 40 + 1)² = 0.114721, as V2-Lite (the same YaRN values)
+        assertEquals(0.114721, v2.softmaxScale(), 1e-6);
+    }
+
+    @Test
     void roundTripsThroughJson() {
         for (MlaConfig c : new MlaConfig[] {MlaConfig.deepseekV3(), MlaConfig.deepseekV2Lite()}) {
             assertEquals(c, MlaConfig.fromJson(c.toJson()));
@@ -104,12 +135,18 @@ class MlaConfigTest {
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"kv_lora_rank\": 512", "\"kv_lora_rank\": 0"))).getMessage());
         assertEquals("invalid config: unsupported rope_scaling type 'linear' (supported: yarn)",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"type\": \"yarn\"", "\"type\": \"linear\""))).getMessage());
+        // a config of another family is refused for what it is before any of its fields is read
+        assertEquals("invalid config: not an MLA model (model_type 'qwen2'): it has no kv_lora_rank, the latent width of Multi-head "
+                + "Latent Attention (DeepSeek-V2/V3/R1 configs, model_type deepseek_v2 or deepseek_v3, have one)",
+                refused("{\"model_type\": \"qwen2\", \"hidden_size\": 8192, \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 4}}"));
+        assertTrue(refused(V3.replace("\"kv_lora_rank\": 512,", "")).contains("not an MLA model ("), V3);
         assertEquals("invalid config: missing 'hidden_size'",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"hidden_size\": 7168,", ""))).getMessage());
         assertEquals("invalid config: num_attention_heads must be an integer, found the string 'many'",
                 assertThrows(MlaException.class, () -> MlaConfig.fromJson(V3.replace("\"num_attention_heads\": 128", "\"num_attention_heads\": \"many\""))).getMessage());
         assertTrue(assertThrows(MlaException.class, () -> MlaConfig.fromJson("{not json")).getMessage().startsWith("invalid config: not valid JSON"));
-        assertTrue(assertThrows(MlaException.class, () -> MlaConfig.preset("llama")).getMessage().contains("deepseek-v3, deepseek-v2-lite"));
+        String unknown = assertThrows(MlaException.class, () -> MlaConfig.preset("llama")).getMessage();
+        for (String name : List.of("deepseek-v3", "deepseek-r1", "deepseek-v2", "deepseek-v2-lite")) assertTrue(unknown.contains(name), unknown);
     }
 
     private static String refused(String json) {

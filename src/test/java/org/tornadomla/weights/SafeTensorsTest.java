@@ -82,6 +82,34 @@ class SafeTensorsTest {
     }
 
     @Test
+    void aSourceSaysWhichLayersItHolds() throws IOException {
+        Path f = dir.resolve("layers.safetensors");
+        SafeTensorsWriter w = new SafeTensorsWriter();
+        for (int layer : new int[] {7, 0, 2, 1, 12}) w.add("model.layers." + layer + ".self_attn.o_proj.weight", new long[] {1}, new float[1]);
+        w.add("model.embed_tokens.weight", new long[] {1}, new float[1]);
+        w.write(f);
+        try (SafeTensorsFile s = SafeTensorsFile.open(f)) {
+            assertEquals(java.util.List.of(0, 1, 2, 7, 12), java.util.List.copyOf(s.layers()));
+            s.requireLayer(7);
+            String m = assertThrows(MlaException.class, () -> s.requireLayer(3)).getMessage();
+            assertEquals("layer 3: " + f + " holds no tensor of it (model.layers.3.*); it holds layers 0-2, 7, 12", m);
+        }
+        Path none = dir.resolve("none.safetensors");
+        new SafeTensorsWriter().add("w", new long[] {1}, new float[1]).write(none);
+        try (SafeTensorsFile s = SafeTensorsFile.open(none)) {
+            assertTrue(assertThrows(MlaException.class, () -> s.requireLayer(0)).getMessage().endsWith("it holds no model.layers.N tensor at all"));
+        }
+    }
+
+    @Test
+    void aJsonFileIsNamedAsJson() throws IOException {
+        Path f = dir.resolve("config.json");
+        Files.writeString(f, "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168}");
+        String m = openError(f);
+        assertTrue(m.startsWith(f + ": this is JSON (it starts with '{'), not a safetensors file"), m);
+    }
+
+    @Test
     void rejectsHeaderLengthPastTheEnd() throws IOException {
         Path f = dir.resolve("h.safetensors");
         ByteBuffer buf = ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN).putLong(1_000_000L);
