@@ -28,6 +28,13 @@ echo "ci-kit: run.sh --quick took $((t2 - t1)) s, exit $rc"
 
 fails=0
 need() { if ! eval "$2"; then echo "ci-kit: FAILED: $1" >&2; fails=$((fails + 1)); else echo "ci-kit: ok: $1"; fi; }
+# stop_if_failed WHICH LOG: after a kit's checks, stop with the end of its log when any failed
+stop_if_failed() {
+  [ "$fails" = 0 ] && return 0
+  echo "ci-kit: $fails check(s) failed; the $1 kit's log:" >&2
+  tail -40 "$2" >&2 || true
+  exit 1
+}
 need "run.sh exit code 0" '[ "$rc" = 0 ]'
 need "devices.txt lists a TornadoVM device" 'grep -qE "^[0-9]+:[0-9]+ " "$OUT/devices.txt"'
 pass=$(grep -c '^PASS ' "$OUT/check.txt" 2>/dev/null || true)
@@ -39,11 +46,7 @@ need "bench.csv has the bench header and rows" \
 need "bench-transfers.csv counts bytes copied in" 'awk -F, "NR > 1 && \$8 > 0 {n++} END {exit !(n > 0)}" "$OUT/bench-transfers.csv"'
 need "layer.csv has rows" '[ "$(wc -l <"$OUT/layer.csv")" -gt 1 ]'
 need "summary.md exists with the check and bench sections" 'grep -q "^## Correctness" "$OUT/summary.md" && grep -q "^## Attention core" "$OUT/summary.md"'
-if [ "$fails" != 0 ]; then
-  echo "ci-kit: $fails check(s) failed; the kit's log:" >&2
-  tail -40 "$OUT/run.log" >&2 || true
-  exit 1
-fi
+stop_if_failed OpenCL "$OUT/run.log"
 echo "ci-kit: OpenCL kit passed (pack $((t1 - t0)) s, quick run $((t2 - t1)) s)"
 
 # the nvidia kit: its size, and both routes starting on the driver stand-in
@@ -62,9 +65,5 @@ need "nvidia kit run.sh (KIT_STEPS=devices) exit code 0 (found $nrc)" '[ "$nrc" 
 need "the CUDA route lists its device" 'grep -qE "^[0-9]+:[0-9]+ +CUDA" "$NOUT/cuda/devices.txt"'
 need "the PTX route lists its device" 'grep -qE "^[0-9]+:[0-9]+ +PTX" "$NOUT/ptx/devices.txt"'
 need "summary.md sets the routes side by side" 'grep -q "^## Routes" "$NOUT/summary.md" && grep -q "cuda/summary.md" "$NOUT/summary.md"'
-if [ "$fails" != 0 ]; then
-  echo "ci-kit: $fails check(s) failed; the nvidia kit's log:" >&2
-  tail -40 "$NOUT/run.log" >&2 || true
-  exit 1
-fi
+stop_if_failed nvidia "$NOUT/run.log"
 echo "ci-kit: passed (OpenCL kit: pack $((t1 - t0)) s, quick run $((t2 - t1)) s; nvidia kit: pack $((t3 - t2)) s, both routes up in $((t4 - t3)) s)"
