@@ -414,9 +414,14 @@ public final class LatentCache implements DeviceResident {
         int top = freeTop, needed = 0;
         int[] from = new int[batch], to = new int[batch];
         Arrays.fill(from, -1);
+        // counted as the loop below takes them: once all but one of a shared block's writers have their copy, the
+        // last is its only user and writes in place (parallel sampling: a parent and its forks decoding together)
+        int[] users = rc.clone();
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i], have = owned(t, b), want = Math.max(have, blocksFor((long) len[b] + counts[i]));
-            needed += want - have + (writesShared(t, rc, b, len[b], counts[i], have) ? 1 : 0);
+            boolean copy = writesShared(t, users, b, len[b], counts[i], have);
+            if (copy) users[t[b * maxBlocks + len[b] / blockSize]]--;
+            needed += want - have + (copy ? 1 : 0);
         }
         if (needed > top) {
             throw new MlaException("latent cache pool exhausted: the step needs " + needed + " more blocks of " + blockSize

@@ -278,6 +278,41 @@ public class PagedLayerTest {
         assertEquals(full, state(cache).replaceAll(" \\| 3: \\[\\].*", ""));
     }
 
+    /**
+     * A parent and its forks decoding in one step (parallel sampling) share one partial block: the first writer
+     * gets a copy, the last is then its only user and writes in place. One free block per shared block less than
+     * the writers is enough, on a paged cache and on a contiguous one (one block per sequence).
+     */
+    @Test
+    void sequencesSharingAPartialBlockWriteItInOneStepWithOneCopyLess() {
+        AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
+        for (CacheDtype dt : CacheDtype.values()) {
+            // paged: 3 blocks; a holds 6 tokens (blocks 0, 1), its fork shares both, 1 block free
+            LatentCache cache = paged(4, dt, 3);
+            float[] prompt = TestData.gaussian(14, 6 * D), x = TestData.gaussian(15, 2 * D);
+            int a = cache.addSequence();
+            REF.forward(cache, new int[] {a}, new int[] {6}, prompt, opt);
+            int b = cache.fork(a);
+            assertEquals(1, cache.freeBlocks());
+            float[] y = REF.forward(cache, new int[] {a, b}, new int[] {1, 1}, x, opt);
+            assertEquals(0, cache.freeBlocks());
+            for (int i = 0; i < 2; i++) {
+                float[] e = alone(REF, opt, dt, concat(prompt, Arrays.copyOfRange(x, i * D, (i + 1) * D)), new int[] {6, 1});
+                TestData.assertClose(Arrays.copyOfRange(e, 6 * D, 7 * D), Arrays.copyOfRange(y, i * D, (i + 1) * D), TOL, dt + " paged, sequence " + i);
+            }
+            // contiguous, 2 sequences: 1 freed, its slot taken by a fork of 0; the step needs 1 copy, 1 block is free
+            LatentCache contiguous = REF.newCache(2, 8, dt);
+            REF.forward(contiguous, new int[] {0}, new int[] {3}, Arrays.copyOf(prompt, 3 * D), opt);
+            contiguous.free(1);
+            assertEquals(1, contiguous.fork(0));
+            float[] yc = REF.forward(contiguous, new int[] {0, 1}, new int[] {1, 1}, x, opt);
+            for (int i = 0; i < 2; i++) {
+                float[] e = alone(REF, opt, dt, concat(Arrays.copyOf(prompt, 3 * D), Arrays.copyOfRange(x, i * D, (i + 1) * D)), new int[] {3, 1});
+                TestData.assertClose(Arrays.copyOfRange(e, 3 * D, 4 * D), Arrays.copyOfRange(yc, i * D, (i + 1) * D), TOL, dt + " contiguous, sequence " + i);
+            }
+        }
+    }
+
     @Test
     void badStepsAreRefusedBeforeAnyWork() {
         AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
