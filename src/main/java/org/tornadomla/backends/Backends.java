@@ -83,6 +83,38 @@ public final class Backends {
         return (List<String>) call(TORNADO_DEVICES, "list");
     }
 
+    /** The throwable, and the deepest cause it carries when that says more ("X (cause: Y: message)"). */
+    static String describe(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        return root == t ? t.toString() : t + " (cause: " + root + ")";
+    }
+
+    /**
+     * What an NVIDIA SDK's native library needs, when TornadoVM failed to start in a way a missing library explains
+     * (an UnsatisfiedLinkError, or a backend's static initialiser that failed): the CUDA backend loads the driver's
+     * libcuda.so.1 and NVRTC's libnvrtc.so.13, the PTX backend libcuda.so.1 alone. Null for other failures and SDKs.
+     */
+    static String nativeLibraryHint(String tornadoHome, Throwable failure) {
+        if (tornadoHome == null) return null;
+        boolean linkage = false;
+        for (Throwable t = failure; t != null && !linkage; t = t.getCause() == t ? null : t.getCause()) {
+            linkage = t instanceof UnsatisfiedLinkError || t instanceof ExceptionInInitializerError;
+        }
+        if (!linkage) return null;
+        java.nio.file.Path lib = java.nio.file.Path.of(tornadoHome, "lib");
+        if (java.nio.file.Files.exists(lib.resolve("libtornado-cuda.so"))) {
+            return "TornadoVM's CUDA backend needs the NVIDIA driver's libcuda.so.1 (driver 580 or newer) and CUDA 13's "
+                    + "libnvrtc.so.13 on the loader path (without a CUDA toolkit, '. $TORNADOVM_HOME/bin/cuda-pip-env.sh' finds "
+                    + "them in PyTorch's CUDA 13 wheels; 'ldd $TORNADOVM_HOME/lib/libtornado-cuda.so' shows what is missing)";
+        }
+        if (java.nio.file.Files.exists(lib.resolve("libtornado-ptx.so"))) {
+            return "TornadoVM's PTX backend needs the NVIDIA driver's libcuda.so.1 (driver 570 or newer) on the loader path "
+                    + "('ldd $TORNADOVM_HOME/lib/libtornado-ptx.so' shows what is missing)";
+        }
+        return null;
+    }
+
     /** Calls a constructor (method null) or a static method of a TornadoVM-backend class. */
     private static Object call(String className, String method, Object... args) {
         if (System.getenv("TORNADOVM_HOME") == null && System.getProperty("tornado.load.api.implementation") == null) {
@@ -104,11 +136,12 @@ public final class Backends {
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof MlaException m) throw m;
+            String hint = nativeLibraryHint(System.getenv("TORNADOVM_HOME"), cause);
             if (cause instanceof NoClassDefFoundError || cause instanceof ExceptionInInitializerError) {
-                throw new MlaException("TornadoVM could not start in this JVM (" + cause + "): start through ./mla, "
-                        + "which adds $TORNADOVM_HOME/tornado-argfile", cause);
+                throw new MlaException("TornadoVM could not start in this JVM (" + describe(cause) + ")"
+                        + (hint != null ? ": " + hint : ": start through ./mla, which adds $TORNADOVM_HOME/tornado-argfile"), cause);
             }
-            throw new MlaException("TornadoVM failed: " + cause, cause);
+            throw new MlaException("TornadoVM failed: " + describe(cause) + (hint != null ? "; " + hint : ""), cause);
         } catch (ReflectiveOperationException e) {
             throw new MlaException("TornadoVM backend is broken in this build: " + e, e);
         }

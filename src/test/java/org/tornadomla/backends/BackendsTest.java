@@ -46,4 +46,23 @@ class BackendsTest {
             assertTrue(assertThrows(MlaException.class, () -> Backends.create("tornado")).getMessage().startsWith("no TornadoVM installed"));
         }
     }
+
+    @Test
+    void aMissingNativeLibraryIsNamedWithWhatTheSdkNeeds(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
+        java.nio.file.Path cuda = dir.resolve("cuda"), ptx = dir.resolve("ptx"), opencl = dir.resolve("opencl");
+        for (java.nio.file.Path sdk : new java.nio.file.Path[] {cuda, ptx, opencl}) java.nio.file.Files.createDirectories(sdk.resolve("lib"));
+        java.nio.file.Files.writeString(cuda.resolve("lib/libtornado-cuda.so"), "");
+        java.nio.file.Files.writeString(ptx.resolve("lib/libtornado-ptx.so"), "");
+        Throwable link = new ExceptionInInitializerError(new UnsatisfiedLinkError("libnvrtc.so.13: cannot open shared object file"));
+        String c = Backends.nativeLibraryHint(cuda.toString(), link);
+        assertTrue(c.contains("libcuda.so.1") && c.contains("libnvrtc.so.13") && c.contains("cuda-pip-env.sh"), c);
+        String p = Backends.nativeLibraryHint(ptx.toString(), new UnsatisfiedLinkError("libcuda.so.1"));
+        assertTrue(p.contains("libcuda.so.1") && !p.contains("nvrtc"), p);
+        // no hint where a library does not explain the failure, or for an SDK without an NVIDIA backend
+        assertEquals(null, Backends.nativeLibraryHint(cuda.toString(), new IllegalStateException("other")));
+        assertEquals(null, Backends.nativeLibraryHint(opencl.toString(), link));
+        assertEquals(null, Backends.nativeLibraryHint(null, link));
+        assertEquals("java.lang.ExceptionInInitializerError (cause: java.lang.UnsatisfiedLinkError: libnvrtc.so.13: cannot open shared object file)",
+                Backends.describe(link));
+    }
 }
