@@ -1,5 +1,7 @@
 package org.tornadomla;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.attention.AttentionOptions;
@@ -59,14 +61,14 @@ class ApiImmutabilityTest {
 
     static final List<String> PACKAGES = List.of("org.tornadomla", "org.tornadomla.attention", "org.tornadomla.cache",
             "org.tornadomla.config", "org.tornadomla.weights", "org.tornadomla.graph", "org.tornadomla.io", "org.tornadomla.store",
-            "org.tornadomla.kernels", "org.tornadomla.fast");
+            "org.tornadomla.kernels", "org.tornadomla.fast", "org.tornadomla.cache.internal");
 
     /** Methods whose arrays are state meant to be written, with the reason. */
     static final Map<String, String> STATE = Map.of(
-            "LatentCache.floats()", "the cache's storage: kernels write it (a cache is mutable)",
-            "LatentCache.halves()", "the cache's storage: kernels write it",
-            "LatentCache.bytes()", "the cache's storage: kernels write it",
-            "LatentCache.arrays()", "the cache's storage as DeviceResident state, for executors",
+            "CacheStorage.floats()", "the cache's storage: kernels write it (internal, not exported)",
+            "CacheStorage.halves()", "the cache's storage: kernels write it (internal)",
+            "CacheStorage.bytes()", "the cache's storage: kernels write it (internal)",
+            "CacheStorage.arrays()", "the cache's storage as DeviceResident state, for executors (internal)",
             "DeviceResident.arrays()", "device-resident state (a cache's storage), for executors",
             "BlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)",
             "RedisBlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)");
@@ -130,12 +132,12 @@ class ApiImmutabilityTest {
         MlaWeights w = MlaWeights.random(c, 5);
         MlaLayer layer = new MlaLayer(w);
         float[] x1 = TestData.gaussian(1, c.hiddenSize()), x2 = TestData.gaussian(2, 2 * c.hiddenSize());
-        LatentCache cache = layer.newPagedCache(2, 32, 8, 4, CacheDtype.F32);
+        LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(32).numBlocks(8).blockSize(4).dtype(CacheDtype.F32).build());
         int s = cache.addSequence();
         cache.write(s, TestData.gaussian(3, 6 * c.kvLoraRank()), TestData.gaussian(4, 6 * c.qkRopeHeadDim()));
         LatentCache fp8 = new LatentCache(c, 1, 8, CacheDtype.FP8);
         fp8.write(0, TestData.gaussian(5, 3 * c.kvLoraRank()), TestData.gaussian(6, 3 * c.qkRopeHeadDim()));
-        LatentCache.Quantised q = fp8.quantised(0);
+        CacheStorage.Quantised q = CacheStorage.of(fp8).quantised(0);
         Weight f32 = w.kvB(), bf16 = w.kvB().to(WeightDtype.BF16);
         Path st = dir.resolve("t.safetensors");
         new SafeTensorsWriter().add("a", new long[] {2, 3}, new float[] {1, 2, 3, 4, 5, 6}).addBytes("b", DType.U8, new long[] {2}, new byte[] {7, 8}).write(st);
@@ -160,14 +162,25 @@ class ApiImmutabilityTest {
         m.put("MlaLayer.decode(LatentCache, float[], AttentionPath)", () -> layer.decode(layer.newCache(1, 8, CacheDtype.F32), x1, AttentionPath.TILED));
         m.put("MlaLayer.prefill(LatentCache, float[], int, AttentionPath)", () -> layer.prefill(layer.newCache(1, 8, CacheDtype.F32), x2, 2, AttentionPath.ABSORBED));
         m.put("MlaLayer.forward(LatentCache, float[], int, AttentionOptions)", () -> layer.forward(layer.newCache(1, 8, CacheDtype.F32), x2, 2, tiled));
-        m.put("MlaLayer.forward(LatentCache, int[], int[], float[], AttentionOptions)", () -> {
-            LatentCache p = layer.newPagedCache(2, 16, 8, 4, CacheDtype.F32);
-            return layer.forward(p, new int[] {p.addSequence()}, new int[] {2}, x2, tiled);
+        m.put("MlaLayer.decode(LatentCache, float[], AttentionOptions)", () -> layer.decode(layer.newCache(1, 8, CacheDtype.F32), x1, tiled));
+        m.put("MlaLayer.prefill(LatentCache, float[], int, AttentionOptions)", () -> layer.prefill(layer.newCache(1, 8, CacheDtype.F32), x2, 2, tiled));
+        m.put("MlaLayer.forward(LatentCache, float[], int, AttentionPath)", () -> layer.forward(layer.newCache(1, 8, CacheDtype.F32), x2, 2, AttentionPath.NAIVE));
+        m.put("MlaLayer.forward(LatentCache, float[], int[], int[], AttentionOptions)", () -> {
+            LatentCache p = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(CacheDtype.F32).build());
+            return layer.forward(p, x2, new int[] {p.addSequence()}, new int[] {2}, tiled);
         });
+        m.put("MlaLayer.forward(LatentCache, float[], int[], int[], AttentionPath)", () -> {
+            LatentCache p = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).build());
+            return layer.forward(p, x2, new int[] {p.addSequence()}, new int[] {2}, AttentionPath.ABSORBED);
+        });
+        m.put("LatentCache.sequences()", cache::sequences);
+        m.put("CacheStorage.latent(int)", () -> CacheStorage.of(cache).latent(s));
+        m.put("CacheStorage.ropeKey(int)", () -> CacheStorage.of(cache).ropeKey(s));
+        m.put("CacheStorage.blockTable(int)", () -> CacheStorage.of(cache).blockTable(s));
         m.put("LatentCache.latent(int)", () -> cache.latent(s));
         m.put("LatentCache.ropeKey(int)", () -> cache.ropeKey(s));
         m.put("LatentCache.blockTable(int)", () -> cache.blockTable(s));
-        m.put("LatentCache.allSequences()", () -> fp8.allSequences());
+        m.put("CacheStorage.allSequences()", () -> CacheStorage.of(fp8).allSequences());
         m.put("Quantised.values()", q::values);
         m.put("Quantised.scales()", q::scales);
         m.put("Quantised.rope()", q::rope);

@@ -346,7 +346,7 @@ class FuzzTest {
                 Files.write(f, m);
                 LatentCache target = layer.newCache(1, 8, dt);
                 Boolean ok = attempt(what, () -> {
-                    CacheFiles.importInto(f, target, 0);
+                    CacheFiles.importInto(target, 0, f);
                     return true;
                 });
                 if (ok == null) {

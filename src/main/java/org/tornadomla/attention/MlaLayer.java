@@ -1,10 +1,12 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.graph.GraphExecutor;
@@ -38,7 +40,7 @@ import java.util.Objects;
  * </pre>
  *
  * A forward call takes T new tokens of each of the B sequences of a {@link LatentCache}, or, in a
- * variable-length step ({@link #forward(LatentCache, int[], int[], float[], AttentionOptions)}), its own number
+ * variable-length step ({@link #forward(LatentCache, float[], int[], int[], AttentionOptions)}), its own number
  * of tokens from each of some sequences; sequence b's tokens sit at positions cache.length(b) … and attend
  * causally to everything cached before them. The cache may be contiguous or paged (block tables): the
  * kernels read every position through {@code attnMeta}, the step's positions and block tables.
@@ -104,24 +106,25 @@ public final class MlaLayer implements AutoCloseable {
     /** A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each, belonging to this layer ({@link #identity()}). */
     public LatentCache newCache(int batch, int capacity, CacheDtype dtype) {
         LatentCache cache = new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
-        cache.bind(identity());
+        CacheStorage.of(cache).bind(identity());
         return cache;
     }
 
     /**
-     * A paged cache ({@link LatentCache#paged}): {@code numBlocks} blocks of {@code blockSize} tokens shared by up
-     * to {@code maxSeqs} sequences of up to {@code maxSeqLen} tokens each, belonging to this layer.
+     * A paged cache of the spec's shape ({@link PagedCacheSpec#builder()}: sequences, their length, the pool,
+     * the block size and dtype, set by name), belonging to this layer. No sequence is present until
+     * {@link LatentCache#addSequence}.
      */
-    public LatentCache newPagedCache(int maxSeqs, int maxSeqLen, int numBlocks, int blockSize, CacheDtype dtype) {
-        LatentCache cache = LatentCache.paged(c, maxSeqs, maxSeqLen, numBlocks, blockSize, Objects.requireNonNull(dtype, "dtype"));
-        cache.bind(identity());
+    public LatentCache newPagedCache(PagedCacheSpec spec) {
+        LatentCache cache = LatentCache.paged(c, Objects.requireNonNull(spec, "spec"));
+        CacheStorage.of(cache).bind(identity());
         return cache;
     }
 
     /**
      * Prefill (or a prefill chunk) of {@code tokens} tokens per sequence; returns y [B, tokens, D]. B is every
-     * sequence slot of the cache ({@link LatentCache#batch()}), and each must be in use; to run some sequences of a
-     * paged cache, use {@link #forward(LatentCache, int[], int[], float[], AttentionOptions)}.
+     * sequence slot of the cache ({@link LatentCache#maxSequences()}), and each must be in use; to run some sequences of a
+     * paged cache, use {@link #forward(LatentCache, float[], int[], int[], AttentionOptions)}.
      */
     public float[] prefill(LatentCache cache, float[] x, int tokens, AttentionPath path) {
         return forward(cache, x, tokens, AttentionOptions.of(Objects.requireNonNull(path, "path")));
@@ -130,6 +133,26 @@ public final class MlaLayer implements AutoCloseable {
     /** One decode step: one token per sequence slot, x [B, D] (B as for {@link #prefill}); returns y [B, D]. */
     public float[] decode(LatentCache cache, float[] x, AttentionPath path) {
         return forward(cache, x, 1, AttentionOptions.of(Objects.requireNonNull(path, "path")));
+    }
+
+    /** As {@link #prefill(LatentCache, float[], int, AttentionPath)} with full options (tile size, splits). */
+    public float[] prefill(LatentCache cache, float[] x, int tokens, AttentionOptions opt) {
+        return forward(cache, x, tokens, opt);
+    }
+
+    /** As {@link #decode(LatentCache, float[], AttentionPath)} with full options (tile size, splits). */
+    public float[] decode(LatentCache cache, float[] x, AttentionOptions opt) {
+        return forward(cache, x, 1, opt);
+    }
+
+    /** As {@link #forward(LatentCache, float[], int, AttentionOptions)} with the path's default options. */
+    public float[] forward(LatentCache cache, float[] x, int tokens, AttentionPath path) {
+        return forward(cache, x, tokens, AttentionOptions.of(Objects.requireNonNull(path, "path")));
+    }
+
+    /** As {@link #forward(LatentCache, float[], int[], int[], AttentionOptions)} with the path's default options. */
+    public float[] forward(LatentCache cache, float[] x, int[] seqIds, int[] queryLens, AttentionPath path) {
+        return forward(cache, x, seqIds, queryLens, AttentionOptions.of(Objects.requireNonNull(path, "path")));
     }
 
     /**
@@ -145,10 +168,10 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(x, "x");
         Objects.requireNonNull(opt, "opt");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        long n = (long) cache.batch() * tokens * c.hiddenSize();
-        Memory.arrayLength(n, "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        long n = (long) cache.maxSequences() * tokens * c.hiddenSize();
+        Memory.arrayLength(n, "input x [" + cache.maxSequences() + ", " + tokens + ", " + c.hiddenSize() + "]");
         requireEverySlot(cache);
-        requireInput(x, n, MlaException.shape(cache.batch(), tokens, c.hiddenSize()));
+        requireInput(x, n, MlaException.shape(cache.maxSequences(), tokens, c.hiddenSize()));
         float[] y = newOutput(n);
         forward(cache, x, tokens, opt, y);
         return y;
@@ -161,12 +184,12 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         Objects.requireNonNull(y, "y");
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
-        int[] ids = java.util.stream.IntStream.range(0, cache.batch()).toArray();    // every slot: run checks they are in use
+        Memory.arrayLength((long) cache.maxSequences() * tokens * c.hiddenSize(), "input x [" + cache.maxSequences() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        int[] ids = java.util.stream.IntStream.range(0, cache.maxSequences()).toArray();    // every slot: run checks they are in use
         int[] counts = new int[ids.length];
         java.util.Arrays.fill(counts, tokens);
         synchronized (lock) {
-            run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.batch(), tokens), true);
+            run(cache, ids, counts, x, opt, y, Math.multiplyExact(cache.maxSequences(), tokens), true);
         }
     }
 
@@ -180,7 +203,7 @@ public final class MlaLayer implements AutoCloseable {
      * like {@link #forward(LatentCache, float[], int, AttentionOptions)}; a pool without enough free blocks is
      * refused before any work, the cache unchanged.
      */
-    public float[] forward(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt) {
+    public float[] forward(LatentCache cache, float[] x, int[] seqIds, int[] queryLens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(seqIds, "seqIds");
         Objects.requireNonNull(queryLens, "queryLens");
@@ -199,9 +222,9 @@ public final class MlaLayer implements AutoCloseable {
 
     /** A uniform step runs every sequence slot: each must be in use. */
     private static void requireEverySlot(LatentCache cache) {
-        for (int b = 0; b < cache.batch(); b++) {
+        for (int b = 0; b < cache.maxSequences(); b++) {
             if (!cache.contains(b)) {
-                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.batch() - 1)
+                throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.maxSequences() - 1)
                         + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
                         + "forward(cache, seqIds, queryLens, x, opt)");
             }
@@ -235,7 +258,7 @@ public final class MlaLayer implements AutoCloseable {
             if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
         }
         if (built > 0) return built;
-        return total <= cache.batch() ? cache.batch() : total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
+        return total <= cache.maxSequences() ? cache.maxSequences() : total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
     }
 
     /**
@@ -245,7 +268,7 @@ public final class MlaLayer implements AutoCloseable {
      * rows compute nothing the step uses).
      */
     public static int rowCapacity(LatentCache cache, int total) {
-        if (total <= cache.batch()) return cache.batch();
+        if (total <= cache.maxSequences()) return cache.maxSequences();
         return total > Integer.MAX_VALUE - 16 ? total : (total + 15) / 16 * 16;
     }
 
@@ -264,11 +287,12 @@ public final class MlaLayer implements AutoCloseable {
 
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
+        CacheStorage storage = CacheStorage.of(cache);
         int total = (int) totalTokens(seqIds, queryLens);
         if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
         long expected = (long) total * c.hiddenSize();
         if (x.length != expected) {
-            String shape = uniform ? MlaException.shape(cache.batch(), total / cache.batch(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
+            String shape = uniform ? MlaException.shape(cache.maxSequences(), total / cache.maxSequences(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
             throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
         }
         if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
@@ -276,29 +300,29 @@ public final class MlaLayer implements AutoCloseable {
         int[] first = new int[seqIds.length];
         long maxPos = 0;
         for (int i = 0; i < seqIds.length; i++) {
-            cache.checkSequence(seqIds[i]);
+            storage.checkSequence(seqIds[i]);
             first[i] = cache.length(seqIds[i]);
             maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);
         }
-        LatentCache.Appends appends = cache.prepare(seqIds, queryLens);      // room and blocks: refused here, nothing changed
+        CacheStorage.Appends appends = storage.prepare(seqIds, queryLens);      // room and blocks: refused here, nothing changed
         if (maxPos > c.maxPositionEmbeddings()) {
             throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
         }
         for (int i = 0; i < x.length; i++) {
             if (!Float.isFinite(x[i])) {
                 int row = i / c.hiddenSize();
-                String at = uniform ? row / (total / cache.batch()) + ", " + row % (total / cache.batch()) : Integer.toString(row);
+                String at = uniform ? row / (total / cache.maxSequences()) + ", " + row % (total / cache.maxSequences()) : Integer.toString(row);
                 throw new MlaException("input x holds " + x[i] + " at [" + at + ", " + i % c.hiddenSize() + "]; expected finite numbers");
             }
         }
         Step step = step(new Shape(cache, rows, opt));
         System.arraycopy(x, 0, step.x, 0, x.length);
         java.util.Arrays.fill(step.x, x.length, step.x.length, 0f);          // padding rows
-        cache.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
-        cache.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
+        storage.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
+        storage.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
         executor.execute(step.graph);
         System.arraycopy(step.y, 0, y, 0, y.length);
-        cache.commit(appends);
+        storage.commit(appends);
     }
 
     /**
@@ -312,7 +336,7 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
         synchronized (lock) {
-            return step(new Shape(cache, cache.batch() * tokens, opt)).graph.withCopiedWeights();
+            return step(new Shape(cache, cache.maxSequences() * tokens, opt)).graph.withCopiedWeights();
         }
     }
 
@@ -325,7 +349,7 @@ public final class MlaLayer implements AutoCloseable {
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
         synchronized (lock) {
-            return executor.measureTransfers(step(new Shape(cache, cache.batch() * tokens, opt)).graph);
+            return executor.measureTransfers(step(new Shape(cache, cache.maxSequences() * tokens, opt)).graph);
         }
     }
 
@@ -381,22 +405,23 @@ public final class MlaLayer implements AutoCloseable {
      */
     private Step buildGraph(LatentCache cache, int rows, AttentionOptions opt) {
         requireStepMemory(c, cache, rows, opt, true, w.kvB());
+        CacheStorage storage = CacheStorage.of(cache);
         final int bs = cache.blockSize();
         final int d = c.hiddenSize(), h = c.numHeads(), rq = c.qLoraRank(), dc = c.kvLoraRank();
         final int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), qk = dn + dr;
         final float eps = (float) c.rmsNormEps();
         final int dt = cache.dtype().code;
-        KernelGraph g = new KernelGraph(rows <= cache.batch() ? "decode" : "prefill");
+        KernelGraph g = new KernelGraph(rows <= cache.maxSequences() ? "decode" : "prefill");
 
         // host ↔ device: the step's input and output, its metadata (positions, block tables), weights once, the cache stays
         float[] x = g.input("x", new float[rows * d]);
-        int[] attnMeta = g.input("attnMeta", new int[cache.metaLength(rows)]);
+        int[] attnMeta = g.input("attnMeta", new int[storage.metaLength(rows)]);
         float[] y = g.output("y", new float[rows * d]);
         float[] freq = g.weight("invFreq", invFreq);
-        g.state("cache", cache);
-        float[] kv32 = cache.floats();
-        short[] kv16 = cache.halves();
-        byte[] kv8 = cache.bytes();
+        g.state("cache", storage);
+        float[] kv32 = storage.floats();
+        short[] kv16 = storage.halves();
+        byte[] kv8 = storage.bytes();
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
         float[] q = g.scratch("q", new float[rows * h * qk]);
@@ -419,7 +444,7 @@ public final class MlaLayer implements AutoCloseable {
         g.task("rope_k", Rope::rotatePairs, kvA, dc + dr, 1, 0, dc, dr, attnMeta, rows, freq, cosSinScale);
 
         // 3. cache: shared blocks about to be written are copied first (copy-on-write after a fork), then c_kv and k_pe only
-        g.task("cache_copy", CacheOps::copyBlocks, kv32, kv16, kv8, dt, attnMeta, rows, cache.batch(), bs, dc, dr);
+        g.task("cache_copy", CacheOps::copyBlocks, kv32, kv16, kv8, dt, attnMeta, rows, cache.maxSequences(), bs, dc, dr);
         g.task("cache_append", CacheOps::append, ckv, kvA, kv32, kv16, kv8, dt, attnMeta, rows, bs, dc, dr);
 
         // 4. attention over the cache → o [rows, H, d_v]
@@ -434,7 +459,7 @@ public final class MlaLayer implements AutoCloseable {
     /**
      * Step 4 of the dataflow, the attention core: from the roped query q [rows, H, d_n+d_r] and the cache
      * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path, each row's position and
-     * block table read from {@code attnMeta} ({@link LatentCache#describe}). The benchmarks build a graph of
+     * block table read from {@code attnMeta} ({@link CacheStorage#describe}). The benchmarks build a graph of
      * this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
      * executor here; resolve it for the executor that will run the graph first ({@link AttentionOptions#resolved}).
      */
@@ -442,13 +467,14 @@ public final class MlaLayer implements AutoCloseable {
                                     int[] attnMeta, int rows, AttentionOptions opt) {
         Objects.requireNonNull(wkvB, "wkvB");
         requireStepMemory(c, cache, rows, opt, false, wkvB);
-        final int cap = cache.capacity(), bs = cache.blockSize(), seqs = cache.batch();
+        CacheStorage storage = CacheStorage.of(cache);
+        final int cap = cache.capacity(), bs = cache.blockSize(), seqs = cache.maxSequences();
         final int h = c.numHeads(), dc = c.kvLoraRank(), dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
         final int dt = cache.dtype().code;
         final float scale = (float) c.softmaxScale();
-        float[] kv32 = cache.floats();
-        short[] kv16 = cache.halves();
-        byte[] kv8 = cache.bytes();
+        float[] kv32 = storage.floats();
+        short[] kv16 = storage.halves();
+        byte[] kv8 = storage.bytes();
         switch (opt.path()) {
             case NAIVE -> {
                 // K/V of every head per cache slot: paged like the latent cache
@@ -501,7 +527,7 @@ public final class MlaLayer implements AutoCloseable {
     private static void requireStepMemory(MlaConfig c, LatentCache cache, int tokenRows, AttentionOptions opt, boolean projections, Weight wkvB) {
         long rows = tokenRows, cap = cache.capacity(), h = c.numHeads(), dc = c.kvLoraRank();
         long dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim();
-        long total = size("the step's metadata", CacheLayout.metaLength(tokenRows, cache.batch(), cache.maxBlocksPerSequence()));
+        long total = size("the step's metadata", CacheLayout.metaLength(tokenRows, cache.maxSequences(), cache.maxBlocksPerSequence()));
         if (projections) {
             total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
@@ -547,10 +573,10 @@ public final class MlaLayer implements AutoCloseable {
     private void checkShape(LatentCache cache, int tokens) {
         checkGeometry(cache);
         if (tokens <= 0) throw new MlaException("tokens per sequence must be > 0, found " + tokens);
-        Memory.arrayLength((long) cache.batch() * tokens * c.hiddenSize(), "input x [" + cache.batch() + ", " + tokens + ", " + c.hiddenSize() + "]");
-        cache.checkRoom(tokens);
+        Memory.arrayLength((long) cache.maxSequences() * tokens * c.hiddenSize(), "input x [" + cache.maxSequences() + ", " + tokens + ", " + c.hiddenSize() + "]");
+        CacheStorage.of(cache).checkRoom(tokens);
         long maxPos = 0;
-        for (int b = 0; b < cache.batch(); b++) maxPos = Math.max(maxPos, (long) cache.length(b) + tokens);
+        for (int b = 0; b < cache.maxSequences(); b++) maxPos = Math.max(maxPos, (long) cache.length(b) + tokens);
         if (maxPos > c.maxPositionEmbeddings()) {
             throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
         }

@@ -1,5 +1,6 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
@@ -7,6 +8,7 @@ import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.KernelGraph;
@@ -127,7 +129,7 @@ public final class DecodeBench {
         this.config = c;
         this.cache = cache;
         this.q = MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1);
-        this.attnMeta = new int[cache.metaLength(shape.batch())];
+        this.attnMeta = new int[CacheStorage.of(cache).metaLength(shape.batch())];
         describe(shape.context());
         long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
         this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
@@ -153,7 +155,7 @@ public final class DecodeBench {
             KernelGraph g = new KernelGraph("decode");
             g.input("q", q);
             g.input("attnMeta", attnMeta);
-            g.state("cache", cache);
+            g.state("cache", CacheStorage.of(cache));
             float[] o = g.output("o", new float[shape.batch() * config.numHeads() * config.vHeadDim()]);
             AttentionOptions opt = AttentionOptions.of(shape.path()).resolved(shape.batch(), config.numHeads(), capacity, ex);
             MlaLayer.addAttention(g, config, wkvB, cache, q, o, attnMeta, shape.batch(), opt);
@@ -184,14 +186,15 @@ public final class DecodeBench {
             first[b] = context - 1;
             ones[b] = 1;
         }
-        cache.describe(attnMeta, shape.batch(), ids, first, ones, null);
+        CacheStorage.of(cache).describe(attnMeta, shape.batch(), ids, first, ones, null);
     }
 
     /** A paged cache for the shape's sequences, its free blocks shuffled first (each sequence's blocks scattered). */
     private static LatentCache pagedCache(MlaConfig c, Shape shape, int capacity, int blockSize, long seed) {
         int blocks = (capacity + blockSize - 1) / blockSize;
-        LatentCache cache = LatentCache.paged(c, shape.batch(), capacity, shape.batch() * blocks, blockSize, shape.dtype());
-        cache.shuffleFreeBlocks(seed);
+        LatentCache cache = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(shape.batch()).maxSequenceLength(capacity)
+                .numBlocks(shape.batch() * blocks).blockSize(blockSize).dtype(shape.dtype()).build());
+        CacheStorage.of(cache).shuffleFreeBlocks(seed);
         for (int b = 0; b < shape.batch(); b++) cache.addSequence();
         return cache;
     }
@@ -204,7 +207,7 @@ public final class DecodeBench {
     static void fillRepeating(LatentCache cache, SplittableRandom rnd, int tokens, int dc, int dr) {
         int block = Math.min(FILL_BLOCK, tokens);
         float[] latentBlock = MlaWeights.gaussians(rnd, block * dc, 1), ropeBlock = MlaWeights.gaussians(rnd, block * dr, 1);
-        java.util.stream.IntStream.range(0, cache.batch()).parallel().forEach(b -> {
+        java.util.stream.IntStream.range(0, cache.maxSequences()).parallel().forEach(b -> {
             float[] latent = new float[tokens * dc], rope = new float[tokens * dr];
             for (int t = 0; t < tokens; t++) {
                 int row = (t + 37 * b) % block;

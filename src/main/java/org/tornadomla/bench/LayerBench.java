@@ -1,5 +1,7 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.cache.PagedCacheSpec;
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
@@ -75,7 +77,7 @@ public final class LayerBench {
             float[] x = MlaWeights.gaussians(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
             for (int context : contexts.stream().sorted().toList()) {
                 cache.truncate(0);
-                cache.advance(context - 1);                   // the step's own token is number `context`
+                CacheStorage.of(cache).advance(context - 1);                   // the step's own token is number `context`
                 Timing timing = Timing.measure(() -> step(layer, cache, x, y, opt, context), budgetMs, 2);
                 double ms = timing.meanMs();
                 int n = timing.iterations();
@@ -115,8 +117,8 @@ public final class LayerBench {
             LatentCache cache;
             if (blockSize > 0) {
                 int perSeq = (capacity + blockSize - 1) / blockSize;
-                cache = layer.newPagedCache(seqs, capacity, seqs * perSeq, blockSize, dtype);
-                cache.shuffleFreeBlocks(seed);
+                cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(seqs).maxSequenceLength(capacity).numBlocks(seqs * perSeq).blockSize(blockSize).dtype(dtype).build());
+                CacheStorage.of(cache).shuffleFreeBlocks(seed);
                 for (int b = 0; b < seqs; b++) cache.addSequence();
             } else {
                 cache = layer.newCache(seqs, capacity, dtype);
@@ -144,7 +146,7 @@ public final class LayerBench {
             for (int k = 0; k < 3; k++) {
                 if (ids[k].length == 0) continue;
                 int[] id = ids[k], n = ns[k];
-                layer.forward(cache, id, n, new float[java.util.Arrays.stream(n).sum() * d], opt);
+                layer.forward(cache, new float[java.util.Arrays.stream(n).sum() * d], id, n, opt);
                 for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);
             }
             for (int k = 0; k < 3; k++) {
@@ -153,7 +155,7 @@ public final class LayerBench {
                 int tokens = java.util.Arrays.stream(n).sum();
                 float[] x = MlaWeights.gaussians(rnd, tokens * d, 1);
                 Timing t = Timing.measure(() -> {
-                    layer.forward(cache, id, n, x, opt);
+                    layer.forward(cache, x, id, n, opt);
                     for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);
                 }, budgetMs, 2);
                 out.add(new Mixed(names[k], tokens, t.meanMs(), t.iterations()));

@@ -1,5 +1,7 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.cache.PagedCacheSpec;
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
@@ -219,8 +221,8 @@ public final class LayerCheck {
                 cache = layer.newCache(batch, capacity(), dtype);
             } else {
                 int blocks = (capacity() + blockSize - 1) / blockSize;
-                cache = layer.newPagedCache(batch, capacity(), batch * blocks, blockSize, dtype);
-                cache.shuffleFreeBlocks(work.seed());
+                cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(batch).maxSequenceLength(capacity()).numBlocks(batch * blocks).blockSize(blockSize).dtype(dtype).build());
+                CacheStorage.of(cache).shuffleFreeBlocks(work.seed());
                 for (int b = 0; b < batch; b++) cache.addSequence();
             }
             for (int b = 0; b < batch; b++) {
@@ -234,18 +236,18 @@ public final class LayerCheck {
                 outputs.add(forward(layer, cache, MlaWeights.gaussians(rnd, batch * d, 1), 1, opt, poison, blockSize > 0));
             }
         }
-        cache.toHost();
-        Object[] storage = (blockSize == 0 ? cache : contiguousCopy(cache)).arrays();
+        CacheStorage.of(cache).toHost();
+        Object[] storage = CacheStorage.of(blockSize == 0 ? cache : contiguousCopy(cache)).arrays();
         return new Run(outputs, new Object[] {((float[]) storage[0]).clone(), ((short[]) storage[1]).clone(), ((byte[]) storage[2]).clone()});
     }
 
     /** A paged cache's sequences, stored numbers and scales as they are, in a contiguous cache of {@link #capacity()}. */
     private LatentCache contiguousCopy(LatentCache paged) {
-        LatentCache c = new LatentCache(config, paged.batch(), capacity(), paged.dtype());
-        for (int b = 0; b < paged.batch(); b++) {
+        LatentCache c = new LatentCache(config, paged.maxSequences(), capacity(), paged.dtype());
+        for (int b = 0; b < paged.maxSequences(); b++) {
             if (paged.dtype() == CacheDtype.INT8 || paged.dtype() == CacheDtype.FP8) {
-                LatentCache.Quantised q = paged.quantised(b);
-                c.writeQuantised(b, q.values(), q.scales(), q.rope());
+                CacheStorage.Quantised q = CacheStorage.of(paged).quantised(b);
+                CacheStorage.of(c).writeQuantised(b, q.values(), q.scales(), q.rope());
             } else {
                 c.write(b, paged.latent(b), paged.ropeKey(b));     // bf16 decoded and encoded again: the same codes
             }
@@ -256,11 +258,11 @@ public final class LayerCheck {
     /** One step of {@code tokens} per sequence: a uniform forward call, or (paged) the variable-length one. */
     private static float[] forward(MlaLayer layer, LatentCache cache, float[] x, int tokens, AttentionOptions opt, boolean poison, boolean varlen) {
         float[] y = new float[x.length];
-        int[] ids = cache.allSequences(), counts = new int[ids.length];
+        int[] ids = CacheStorage.of(cache).allSequences(), counts = new int[ids.length];
         Arrays.fill(counts, tokens);
         if (poison) Arrays.fill(y, Float.NaN);             // the graph's output buffer is poisoned by Poisoning
         if (varlen) {
-            System.arraycopy(layer.forward(cache, ids, counts, x, opt), 0, y, 0, y.length);
+            System.arraycopy(layer.forward(cache, x, ids, counts, opt), 0, y, 0, y.length);
         } else {
             layer.forward(cache, x, tokens, opt, y);
         }

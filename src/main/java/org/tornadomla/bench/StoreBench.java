@@ -1,5 +1,6 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheIdentity;
@@ -58,7 +59,7 @@ public final class StoreBench {
         SplittableRandom rnd = new SplittableRandom(seed);
         source.write(0, MlaWeights.gaussians(rnd, tokens * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, tokens * c.qkRopeHeadDim(), 1));
         // random rows, no weights: an identity that names the seed (a push needs one; the pull gives it to the target)
-        source.bind(new CacheIdentity(c, 0, HexFormat.of().formatHex(sha256("store-bench random rows, seed " + seed))));
+        CacheStorage.of(source).bind(new CacheIdentity(c, 0, HexFormat.of().formatHex(sha256("store-bench random rows, seed " + seed))));
         LatentCache target = new LatentCache(c, 1, tokens, dtype);
         List<BlockRows> from = LatentCacheRows.of(List.of(source)), to = LatentCacheRows.of(List.of(target));
         int[] ids = new int[tokens];

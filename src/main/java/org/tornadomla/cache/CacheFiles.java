@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.kernels.CacheLayout;
@@ -53,7 +54,7 @@ public final class CacheFiles {
     /**
      * Writes sequence b of {@code cache} to {@code file}, stamped with the cache's identity. Refused for a cache
      * without one (made with a constructor and written directly, never filled by a layer: make it with
-     * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it).
+     * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it to the layer's identity).
      */
     public static void export(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(cache, "cache");
@@ -74,7 +75,7 @@ public final class CacheFiles {
                 .metadata("dtype", cache.dtype().toString())
                 .metadata("length", Integer.toString(n));
         boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
-        LatentCache.Quantised q = quantised ? cache.quantised(b) : null;
+        CacheStorage.Quantised q = quantised ? CacheStorage.of(cache).quantised(b) : null;
         for (Tensor t : tensors(cache.dtype(), config)) {
             long[] shape = {n, t.width};
             switch (t.name) {
@@ -112,10 +113,10 @@ public final class CacheFiles {
      * anything in the file is not as {@link #export} writes it (see the class comment), does not fit, or belongs
      * to another identity than the cache's. A cache without an identity takes the file's.
      */
-    public static void importInto(Path file, LatentCache cache, int b) {
+    public static void importInto(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(cache, "cache");
-        cache.checkSequence(b);
+        CacheStorage.of(cache).checkSequence(b);
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
             String format = meta.get("format");
@@ -187,11 +188,11 @@ public final class CacheFiles {
                     }
                 }
                 float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
-                cache.writeQuantised(b, values, scales, rope);
+                CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
             } else {
                 cache.write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
             }
-            cache.bind(fileId);                          // a cache without an identity takes the file's
+            CacheStorage.of(cache).bind(fileId);                          // a cache without an identity takes the file's
         }
     }
 

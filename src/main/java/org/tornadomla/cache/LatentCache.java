@@ -1,787 +1,240 @@
 package org.tornadomla.cache;
 
-import org.tornadomla.MlaException;
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.MlaConfig;
-import org.tornadomla.graph.DeviceResident;
-import org.tornadomla.kernels.Bf16;
-import org.tornadomla.kernels.CacheLayout;
-import org.tornadomla.weights.Bf16Bits;
-import org.tornadomla.kernels.CacheOps;
-import org.tornadomla.kernels.CacheRows;
-import org.tornadomla.Memory;
 
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
  * The MLA cache of one layer for a batch of sequences: per token only the normalised latent c_kv
  * (kv_lora_rank numbers, DeepSeek's {@code kv_cache}) and the roped shared key k_pe (qk_rope_head_dim
- * numbers, {@code pe_cache}), in interleaved rope order, each token a row [c_kv | k_pe] (FlashMLA's layout)
- * stored as {@link CacheLayout} says for the dtype.
+ * numbers, {@code pe_cache}), stored as the {@link CacheDtype} says.
  *
- * <p>Storage is a pool of blocks (pages) of {@code blockSize} token slots; sequence b's position j lives in
- * block {@code block_table[b][j / blockSize]} (vLLM's and FlashMLA's paged KV cache, docs/paged-cache.md).
- * Two kinds, one format:
+ * <p>Two kinds, one format (docs/paged-cache.md):
  * <ul>
- *   <li>contiguous ({@link #LatentCache(MlaConfig, int, int, CacheDtype)}): one block of {@code capacity} slots
- *   per sequence, block_table[b] = [b], every sequence present from the start;</li>
- *   <li>paged ({@link #paged}): {@code numBlocks} blocks of {@code blockSize} (64 by default, FlashMLA's page),
- *   shared by up to {@code maxSeqs} sequences that join ({@link #addSequence}), leave ({@link #free}: their
- *   blocks return to the pool), fork ({@link #fork}: a shared prefix, full blocks shared with reference counts,
- *   the partial last block copied when one of them writes to it) and roll back ({@link #truncate(int, int)}).</li>
+ *   <li>contiguous ({@link #LatentCache(MlaConfig, int, int, CacheDtype)}, or {@code MlaLayer.newCache}): room for
+ *   {@code maxSequences} sequences of up to {@code capacity} tokens, every sequence present from the start;</li>
+ *   <li>paged ({@link #paged(MlaConfig, PagedCacheSpec)}, or {@code MlaLayer.newPagedCache}): a pool of blocks of
+ *   {@code blockSize} tokens (vLLM's and FlashMLA's paged KV cache) shared by sequences that join
+ *   ({@link #addSequence}), leave ({@link #free}: their blocks return to the pool), fork ({@link #fork}: a shared
+ *   prefix, copied block by block only where one of them writes) and roll back ({@link #truncate(int, int)}).</li>
  * </ul>
- * A sequence's blocks are allocated as it grows, by the layer's forward call: {@link #prepare} checks a step and
- * works out its blocks and copies without changing anything, {@link #describe} writes them into the kernels'
- * metadata, {@link #commit} makes them the cache's after the kernels ran. A step that does not fit (a
- * sequence past its capacity, an exhausted pool) fails in {@link #prepare} and leaves the cache as it was.
+ * The layer's forward calls append tokens; {@link #write} replaces a sequence's content from the host. The cache
+ * belongs to one layer ({@link #identity()}): a layer of another model, layer index or weights refuses it.
+ *
+ * <p>Every method that reads the cache gives a copy; nothing here hands out its storage. Not thread-safe: one
+ * thread at a time, as one layer's forward calls are.
  */
-public final class LatentCache implements DeviceResident {
+public final class LatentCache {
     /** Tokens per block of a paged cache unless chosen: FlashMLA's page size. */
-    public static final int DEFAULT_BLOCK_SIZE = 64;
+    public static final int DEFAULT_BLOCK_SIZE = PagedCacheSpec.DEFAULT_BLOCK_SIZE;
 
-    private final int batch;
-    private final int capacity;
-    private final int blockSize;
-    private final int maxBlocks;
-    private final int numBlocks;
-    private final boolean paged;
-    private final int kvLoraRank;
-    private final int ropeDim;
-    private final CacheDtype dtype;
-    // storage as CacheLayout describes it: the 32-, 16- and 8-bit parts
-    private final float[] floats;
-    private final short[] halves;
-    private final byte[] bytes;
-    // the block tables and the pool: host-side bookkeeping, handed to the kernels in each step's metadata
-    private final int[] tables;       // [batch, maxBlocks], block ids; entries past a sequence's blocks are −1
-    private final int[] lengths;      // tokens per sequence
-    private final boolean[] live;     // which sequence ids are in use
-    private final int[] refs;         // sequences using each block
-    private final int[] free;         // the free blocks, a stack: free[0 … freeTop)
-    private int freeTop;
-    private long version;             // changes with every change of the tables (a prepared step must be current)
-    // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
-    private Object residentOwner;
-    private Runnable pull;
-    // the layer this cache belongs to (null: none yet), set once by bind
-    private CacheIdentity identity;
+    static {
+        CacheStorage.bridge(cache -> cache.storage);   // the kernels' step protocol lives there, outside the API
+    }
 
-    /** A contiguous cache: {@code batch} sequences of up to {@code capacity} tokens each, all present (length 0). */
-    public LatentCache(MlaConfig config, int batch, int capacity, CacheDtype dtype) {
-        this(config, batch, capacity, capacity, batch, false, dtype);
-        if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
-        if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
-        for (int b = 0; b < batch; b++) {
-            live[b] = true;
-            tables[b] = take();                      // block b: the pool pops blocks in order
-            refs[tables[b]] = 1;
-        }
+    private final CacheStorage storage;
+
+    /**
+     * A contiguous cache: {@code maxSequences} sequences of up to {@code capacity} tokens each, all present
+     * (length 0). Refused when a count is not positive or the storage does not fit in memory.
+     */
+    public LatentCache(MlaConfig config, int maxSequences, int capacity, CacheDtype dtype) {
+        this(new CacheStorage(config, maxSequences, capacity, dtype));
+    }
+
+    private LatentCache(CacheStorage storage) {
+        this.storage = storage;
     }
 
     /**
-     * A paged cache: a pool of {@code numBlocks} blocks of {@code blockSize} tokens for up to {@code maxSeqs}
-     * sequences of up to {@code maxSeqLen} tokens each (rounded up to whole blocks: the block table has
-     * ⌈maxSeqLen / blockSize⌉ columns). No sequence is present until {@link #addSequence}.
+     * A paged cache of the spec's shape ({@link PagedCacheSpec#builder()}); no sequence is present until
+     * {@link #addSequence}. Refused when the storage does not fit in memory.
      */
-    public static LatentCache paged(MlaConfig config, int maxSeqs, int maxSeqLen, int numBlocks, int blockSize, CacheDtype dtype) {
+    public static LatentCache paged(MlaConfig config, PagedCacheSpec spec) {
         Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(dtype, "dtype");
-        if (maxSeqs <= 0) throw new MlaException("paged cache: max sequences must be > 0, found " + maxSeqs);
-        if (blockSize <= 0 || blockSize > (1 << 20)) throw new MlaException("paged cache: block size must be 1 … 1048576 tokens, found " + blockSize);
-        if (numBlocks <= 0) throw new MlaException("paged cache: the pool needs at least 1 block, found " + numBlocks);
-        if (maxSeqLen <= 0) throw new MlaException("paged cache: max sequence length must be > 0 tokens, found " + maxSeqLen);
-        int maxBlocks = (int) ((maxSeqLen + (long) blockSize - 1) / blockSize);
-        if ((long) maxBlocks * blockSize > Integer.MAX_VALUE - 8 || (long) maxSeqs * maxBlocks > Integer.MAX_VALUE - 8) {
-            throw new MlaException("paged cache: " + maxSeqs + " block tables of " + maxBlocks + " blocks are more than one Java array holds");
-        }
-        return new LatentCache(config, maxSeqs, maxBlocks * blockSize, blockSize, numBlocks, true, dtype);
+        Objects.requireNonNull(spec, "spec");
+        return new LatentCache(CacheStorage.paged(config, spec.maxSequences(), spec.maxSequenceLength(), spec.numBlocks(),
+                spec.blockSize(), spec.dtype()));
     }
 
-    private LatentCache(MlaConfig config, int batch, int capacity, int blockSize, int numBlocks, boolean paged, CacheDtype dtype) {
-        Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(dtype, "dtype");
-        if (batch <= 0) throw new MlaException("cache batch must be > 0, found " + batch);
-        if (capacity <= 0) throw new MlaException("cache capacity must be > 0 tokens, found " + capacity);
-        this.batch = batch;
-        this.capacity = capacity;
-        this.blockSize = blockSize;
-        this.maxBlocks = capacity / blockSize;
-        this.numBlocks = numBlocks;
-        this.paged = paged;
-        this.kvLoraRank = config.kvLoraRank();
-        this.ropeDim = config.qkRopeHeadDim();
-        this.dtype = dtype;
-        int code = dtype.code;
-        long slots = (long) numBlocks * blockSize;
-        long largest = Math.max(CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim),
-                Math.max(CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim), CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)));
-        String what = paged ? "a paged cache of " + numBlocks + " blocks × " + blockSize + " tokens" : "batch " + batch + " × capacity " + capacity;
-        if (largest > Integer.MAX_VALUE - 8)
-            throw new MlaException("cache too large for one Java array: " + what
-                    + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
-        // the storage, and the bookkeeping twice (the tables, lengths, flags, counts and pool, and a step's working copy of them)
-        long bookkeeping = 2 * (4L * batch * maxBlocks + 4L * batch + batch + 8L * numBlocks);
-        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots + bookkeeping,
-                (paged ? what + " for " + batch + " sequences" : "a latent cache of " + batch + " × " + capacity + " tokens")
-                        + " (storage and block tables)");
-        floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
-        if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.pow2(), 0, floats, 0, CacheLayout.TABLE);
-        halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];
-        bytes = new byte[(int) CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)];
-        tables = new int[batch * maxBlocks];
-        Arrays.fill(tables, -1);
-        lengths = new int[batch];
-        live = new boolean[batch];
-        refs = new int[numBlocks];
-        free = new int[numBlocks];
-        for (int k = 0; k < numBlocks; k++) free[k] = numBlocks - 1 - k;   // popped from the top: block 0 first
-        freeTop = numBlocks;
+    // ---------------------------------------------------------------- shape
+
+    /** The most sequences at once: ids 0 … maxSequences − 1 (a contiguous cache: all of them, always present). */
+    public int maxSequences() {
+        return storage.batch();
     }
 
-    /** Sequence slots (the most sequences at once; every sequence of a contiguous cache). */
-    public int batch() {
-        return batch;
-    }
-
-    /** Most tokens one sequence can hold (the block table's columns × the block size). */
+    /** The most tokens one sequence can hold (a paged cache: the block table's columns × the block size). */
     public int capacity() {
-        return capacity;
+        return storage.capacity();
     }
 
     /** Tokens per block (a contiguous cache: its capacity). */
     public int blockSize() {
-        return blockSize;
+        return storage.blockSize();
     }
 
-    /** Columns of a block table: blocks one sequence can hold. */
+    /** Blocks one sequence can hold. */
     public int maxBlocksPerSequence() {
-        return maxBlocks;
+        return storage.maxBlocksPerSequence();
     }
 
-    /** Blocks in the pool. */
+    /** Blocks in the pool (a contiguous cache: one per sequence). */
     public int numBlocks() {
-        return numBlocks;
+        return storage.numBlocks();
     }
 
     /** Blocks not used by any sequence. */
     public int freeBlocks() {
-        return freeTop;
+        return storage.freeBlocks();
     }
 
-    /** Whether this cache was made by {@link #paged} (sequences join and leave) rather than contiguous. */
+    /** Whether this cache is paged (sequences join and leave) rather than contiguous. */
     public boolean paged() {
-        return paged;
+        return storage.paged();
     }
 
+    /** How the cache stores its numbers. */
     public CacheDtype dtype() {
-        return dtype;
+        return storage.dtype();
     }
 
+    /** Latent numbers per token: the config's kv_lora_rank (d_c). */
     public int kvLoraRank() {
-        return kvLoraRank;
+        return storage.kvLoraRank();
     }
 
+    /** Rope-key numbers per token: the config's qk_rope_head_dim (d_r). */
     public int ropeDim() {
-        return ropeDim;
-    }
-
-    /**
-     * The layer this cache belongs to: the one that made it ({@code MlaLayer.newCache}), filled it first, or
-     * whose file or store blocks were imported into it first; null until then (a cache made with a constructor
-     * and written directly).
-     */
-    public CacheIdentity identity() {
-        return identity;
-    }
-
-    /**
-     * Makes this cache belong to {@code id} (a layer calls it when it fills the cache; an import or a pull when
-     * it writes into a cache without an identity). Refused, naming what differs, when the cache belongs to another
-     * identity already, or when the identity's config has another kv_lora_rank or qk_rope_head_dim. Binding
-     * again to the same identity changes nothing; an identity stays through clear(), free() and truncate().
-     */
-    public void bind(CacheIdentity id) {
-        Objects.requireNonNull(id, "id");
-        if (id.config().kvLoraRank() != kvLoraRank || id.config().qkRopeHeadDim() != ropeDim) {
-            throw new MlaException("cache [" + kvLoraRank + " + " + ropeDim + "] does not belong to a config with kv_lora_rank "
-                    + id.config().kvLoraRank() + " and qk_rope_head_dim " + id.config().qkRopeHeadDim());
-        }
-        if (identity == null) identity = id;
-        else CacheIdentity.requireSame(identity, id, "refused: the layer", "the layer this cache belongs to");
-    }
-
-    /** Tokens held by sequence b. */
-    public int length(int b) {
-        checkSequence(b);
-        return lengths[b];
-    }
-
-    /** Whether sequence id b is in use (always, in a contiguous cache, unless freed). */
-    public boolean contains(int b) {
-        return b >= 0 && b < batch && live[b];
-    }
-
-    /** Throws unless b is a sequence of this cache (0 … batch − 1, and present). */
-    public void checkSequence(int b) {
-        if (b < 0 || b >= batch) throw new MlaException("sequence " + b + " out of range: the cache holds sequences 0 … " + (batch - 1));
-        if (!live[b]) throw new MlaException("sequence " + b + " is not in the cache (freed, or never added)");
+        return storage.ropeDim();
     }
 
     /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
     public long bytesPerToken() {
-        return CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim);
+        return storage.bytesPerToken();
     }
 
-    /** Bytes of the storage (the whole pool), scales and the decoding table included. */
+    /** Bytes of the whole storage (the pool), scales and the decoding table included. */
     public long storageBytes() {
-        return 4L * floats.length + 2L * halves.length + bytes.length;
+        return storage.storageBytes();
+    }
+
+    /**
+     * The layer this cache belongs to: the one that made it ({@code MlaLayer.newCache}), filled it first, or
+     * whose file or store blocks were imported into it first; null until then.
+     */
+    public CacheIdentity identity() {
+        return storage.identity();
+    }
+
+    /**
+     * Makes this cache belong to {@code id} (a layer's {@link CacheIdentity#of}; a layer does it itself when it fills
+     * a cache without one, as do imports and store pulls). Refused, naming what differs, when the cache belongs to
+     * another identity already or the identity's config has another kv_lora_rank or qk_rope_head_dim.
+     */
+    public void bind(CacheIdentity id) {
+        storage.bind(id);
+    }
+
+    // ---------------------------------------------------------------- sequences
+
+    /** Tokens held by sequence b; refused unless b is present. */
+    public int length(int b) {
+        return storage.length(b);
+    }
+
+    /** Whether sequence id b is present (always, in a contiguous cache, unless freed). */
+    public boolean contains(int b) {
+        return storage.contains(b);
+    }
+
+    /** The ids of the sequences present, ascending (a new array). */
+    public int[] sequences() {
+        int n = 0;
+        for (int b = 0; b < maxSequences(); b++) n += contains(b) ? 1 : 0;
+        int[] ids = new int[n];
+        for (int b = 0, i = 0; b < maxSequences(); b++) if (contains(b)) ids[i++] = b;
+        return ids;
+    }
+
+    /**
+     * Tokens sequence b can still take in one step: its capacity left, bounded by its blocks' free slots plus the
+     * free pool (less a block where a shared partial block must be copied first).
+     */
+    public int room(int b) {
+        return storage.room(b);
     }
 
     /** Sequence b's block table: the blocks holding its positions 0 … length − 1, in order (a copy). */
     public int[] blockTable(int b) {
-        checkSequence(b);
-        return Arrays.copyOfRange(tables, b * maxBlocks, b * maxBlocks + blocksFor(lengths[b]));
+        return storage.blockTable(b);
     }
 
-    /** How many sequences use {@code block} (0: free). */
+    /** How many sequences use {@code block} (0: free); refused outside 0 … numBlocks − 1. */
     public int refCount(int block) {
-        if (block < 0 || block >= numBlocks) throw new MlaException("block " + block + " out of range: the pool holds blocks 0 … " + (numBlocks - 1));
-        return refs[block];
+        return storage.refCount(block);
     }
 
-    /** The storage slot of sequence b's position j (&lt; its length): {@link CacheLayout#slot} over its block table. */
-    public int slot(int b, int j) {
-        checkSequence(b);
-        if (j < 0 || j >= lengths[b]) throw new MlaException("position " + j + " of sequence " + b + " out of range: it holds " + lengths[b] + " tokens");
-        return CacheLayout.slot(tables, b * maxBlocks, j, blockSize);
-    }
-
-    private int blocksFor(long tokens) {
-        return (int) ((tokens + blockSize - 1) / blockSize);
-    }
-
-    // ---------------------------------------------------------------- the lifecycle of sequences
-
-    /** Adds an empty sequence and returns its id (the lowest free one). No block is taken until it grows. */
+    /** Adds an empty sequence and returns its id (the lowest free one); refused when all are in use. No block is taken until it grows. */
     public int addSequence() {
-        for (int b = 0; b < batch; b++) {
-            if (!live[b]) {
-                live[b] = true;
-                lengths[b] = 0;
-                version++;
-                return b;
-            }
-        }
-        throw new MlaException("no free sequence slot: the cache holds at most " + batch + " sequences, all in use");
+        return storage.addSequence();
     }
 
     /** Removes sequence b; blocks no other sequence uses return to the pool. */
     public void free(int b) {
-        checkSequence(b);
-        release(b, 0);
-        lengths[b] = 0;
-        live[b] = false;
-        version++;
+        storage.free(b);
     }
 
     /**
-     * A new sequence with sequence b's tokens (a shared prompt prefix, or parallel sampling): it shares every
-     * block of b (reference counts, no copy); the block that either then writes into first, the partial last
-     * one, is copied before the write (copy-on-write, in the step's kernels). Returns the new id.
+     * A new sequence with sequence b's tokens (a shared prompt prefix, or parallel sampling): it shares b's blocks
+     * (reference counts, no copy); the partial last block is copied when either writes into it. Returns the new id.
      */
     public int fork(int b) {
-        checkSequence(b);
-        int child = addSequence();
-        int n = blocksFor(lengths[b]);
-        System.arraycopy(tables, b * maxBlocks, tables, child * maxBlocks, n);
-        for (int k = 0; k < n; k++) refs[tables[b * maxBlocks + k]]++;
-        lengths[child] = lengths[b];
-        return child;
+        return storage.fork(b);
     }
 
     /**
-     * Keeps the first {@code length} tokens of sequence b (the rollback of speculative decoding: the accepted
-     * prefix of verified draft tokens stays, nothing is copied); blocks past it are released. A length at or
-     * above the sequence's changes nothing.
+     * Keeps the first {@code length} tokens of sequence b (the rollback of speculative decoding); blocks past it
+     * are released. A length at or above the sequence's changes nothing.
      */
     public void truncate(int b, int length) {
-        checkSequence(b);
-        if (length < 0) throw new MlaException("cache truncate: length must be >= 0, found " + length);
-        if (length >= lengths[b]) return;
-        if (paged) release(b, blocksFor(length));    // a contiguous sequence keeps its one block
-        lengths[b] = length;
-        version++;
+        storage.truncate(b, length);
     }
 
-    /** Keeps the first {@code length} tokens of every sequence (e.g. to roll back a speculative step). */
+    /** Keeps the first {@code length} tokens of every present sequence. */
     public void truncate(int length) {
-        if (length < 0) throw new MlaException("cache truncate: length must be >= 0, found " + length);
-        for (int b = 0; b < batch; b++) {
-            if (live[b]) truncate(b, length);
-        }
+        storage.truncate(length);
     }
 
     /** Forgets every token (sequences stay; their blocks return to the pool, storage is reused). */
     public void clear() {
-        truncate(0);
+        storage.clear();
     }
 
-    /** Releases sequence b's blocks from index {@code keep} of its table on. */
-    private void release(int b, int keep) {
-        int n = owned(tables, b);
-        for (int k = keep; k < n; k++) {
-            int block = tables[b * maxBlocks + k];
-            if (--refs[block] == 0) free[freeTop++] = block;
-            tables[b * maxBlocks + k] = -1;
-        }
-    }
+    // ---------------------------------------------------------------- contents
 
     /**
-     * Hands out the free blocks in a seeded random order from now on: what a pool that has served many
-     * requests looks like (benchmarks and tests; a new pool hands out blocks 0, 1, 2, …).
-     */
-    public void shuffleFreeBlocks(long seed) {
-        java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
-        for (int i = freeTop - 1; i > 0; i--) {
-            int k = rnd.nextInt(i + 1), t = free[i];
-            free[i] = free[k];
-            free[k] = t;
-        }
-    }
-
-    private int take() {
-        return free[--freeTop];
-    }
-
-    // ---------------------------------------------------------------- steps: prepare, describe, commit
-
-    /**
-     * What a step will do to the cache, worked out by {@link #prepare} and not applied yet: the block tables,
-     * reference counts, free pool and lengths after the step, and the block each sequence copies first
-     * (copy-on-write), or −1.
-     */
-    public static final class Appends {
-        private final LatentCache cache;
-        private final long version;
-        private final int[] tables, lengths, refs, free, copyFrom, copyTo;
-        private final int freeTop;
-
-        private Appends(LatentCache cache, int[] tables, int[] lengths, int[] refs, int[] free, int freeTop, int[] copyFrom, int[] copyTo) {
-            this.cache = cache;
-            this.version = cache.version;
-            this.tables = tables;
-            this.lengths = lengths;
-            this.refs = refs;
-            this.free = free;
-            this.freeTop = freeTop;
-            this.copyFrom = copyFrom;
-            this.copyTo = copyTo;
-        }
-
-        /** Blocks copied before the step (copy-on-write of shared partial blocks). */
-        public int copies() {
-            int n = 0;
-            for (int f : copyFrom) n += f >= 0 ? 1 : 0;
-            return n;
-        }
-    }
-
-    /**
-     * Checks that sequences {@code seqIds} (distinct, present) can take {@code counts[i]} more tokens each and
-     * works out the blocks: new ones from the pool where a sequence's last block is full (or it has none), and
-     * a copy of its partial last block where another sequence shares it. Throws, with nothing changed, when a
-     * sequence would pass its capacity or the pool has too few free blocks.
-     */
-    public Appends prepare(int[] seqIds, int[] counts) {
-        Objects.requireNonNull(seqIds, "seqIds");
-        Objects.requireNonNull(counts, "counts");
-        if (seqIds.length != counts.length) {
-            throw new MlaException("a step names " + seqIds.length + " sequences but gives " + counts.length + " token counts");
-        }
-        boolean[] seen = new boolean[batch];
-        for (int i = 0; i < seqIds.length; i++) {
-            int b = seqIds[i];
-            checkSequence(b);
-            if (seen[b]) throw new MlaException("sequence " + b + " appears twice in one step");
-            seen[b] = true;
-            if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + b);
-            if ((long) lengths[b] + counts[i] > capacity) {
-                throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, sequence "
-                        + b + " holds " + lengths[b] + ", request appends " + counts[i] + " (needs " + (lengths[b] + (long) counts[i]) + ")");
-            }
-        }
-        int[] t = tables.clone(), len = lengths.clone(), rc = refs.clone(), fr = free.clone();
-        int top = freeTop, needed = 0;
-        int[] from = new int[batch], to = new int[batch];
-        Arrays.fill(from, -1);
-        // counted as the loop below takes them: once all but one of a shared block's writers have their copy, the
-        // last is its only user and writes in place (parallel sampling: a parent and its forks decoding together)
-        int[] users = rc.clone();
-        for (int i = 0; i < seqIds.length; i++) {
-            int b = seqIds[i], have = owned(t, b), want = Math.max(have, blocksFor((long) len[b] + counts[i]));
-            boolean copy = writesShared(t, users, b, len[b], counts[i], have);
-            if (copy) users[t[b * maxBlocks + len[b] / blockSize]]--;
-            needed += want - have + (copy ? 1 : 0);
-        }
-        if (needed > top) {
-            throw new MlaException("latent cache pool exhausted: the step needs " + needed + " more blocks of " + blockSize
-                    + " tokens, " + top + " of " + numBlocks + " are free (free or truncate sequences, or make a larger pool)");
-        }
-        for (int i = 0; i < seqIds.length; i++) {
-            int b = seqIds[i], have = owned(t, b), want = Math.max(have, blocksFor((long) len[b] + counts[i]));
-            if (writesShared(t, rc, b, len[b], counts[i], have)) {
-                // the block the step writes into first is shared (a fork): this sequence gets its own, a copy of
-                // the shared one's tokens when it holds some (a partial block), before the kernels append
-                int k = b * maxBlocks + len[b] / blockSize, shared = t[k];
-                rc[shared]--;
-                t[k] = fr[--top];
-                rc[t[k]] = 1;
-                if (len[b] % blockSize != 0) {
-                    from[b] = shared;
-                    to[b] = t[k];
-                }
-            }
-            for (int k = have; k < want; k++) {
-                t[b * maxBlocks + k] = fr[--top];
-                rc[t[b * maxBlocks + k]] = 1;
-            }
-            len[b] += counts[i];
-        }
-        return new Appends(this, t, len, rc, fr, top, from, to);
-    }
-
-    /** Blocks sequence b holds in table t (its row's entries before the first −1): its tokens' and, contiguous, the rest of its block. */
-    private int owned(int[] t, int b) {
-        int k = 0;
-        while (k < maxBlocks && t[b * maxBlocks + k] >= 0) k++;
-        return k;
-    }
-
-    /** Whether appending {@code count} tokens to sequence b (length len) first writes into a block another sequence uses. */
-    private boolean writesShared(int[] t, int[] rc, int b, int len, int count, int have) {
-        int k = len / blockSize;
-        return count > 0 && k < have && rc[t[b * maxBlocks + k]] > 1;
-    }
-
-    /** Length of the kernels' metadata for a step of {@code rows} token rows over this cache ({@link CacheLayout#metaLength}). */
-    public int metaLength(int rows) {
-        return Memory.arrayLength(CacheLayout.metaLength(rows, batch, maxBlocks), "the step's metadata");
-    }
-
-    /**
-     * Writes the kernels' metadata ({@link CacheLayout}, "attnMeta") for a step of {@code rows} token rows: the
-     * rows of sequence seqIds[i] come next in order (cu_seqlens-style) and sit at positions
-     * firstPositions[i] … firstPositions[i] + counts[i] − 1; rows after the last are padding. The block tables
-     * are those after {@code appends} (null: the current ones, for a step that appends nothing). Checked before
-     * anything is written: every sequence present, counts &ge; 0, positions inside the capacity, at most
-     * {@code rows} tokens in all, the arrays of one length.
-     */
-    public void describe(int[] meta, int rows, int[] seqIds, int[] firstPositions, int[] counts, Appends appends) {
-        Objects.requireNonNull(meta, "meta");
-        Objects.requireNonNull(seqIds, "seqIds");
-        Objects.requireNonNull(firstPositions, "firstPositions");
-        Objects.requireNonNull(counts, "counts");
-        if (appends != null && (appends.cache != this || appends.version != version)) {
-            throw new MlaException("a step prepared for another cache, or before the cache changed");
-        }
-        if (rows < 0) throw new MlaException("a step's token rows must be >= 0, found " + rows);
-        if (meta.length != metaLength(rows)) throw new MlaException("step metadata holds " + meta.length + " ints, expected " + metaLength(rows));
-        if (firstPositions.length != seqIds.length || counts.length != seqIds.length) {
-            throw new MlaException("a step names " + seqIds.length + " sequences but gives " + firstPositions.length + " first positions and "
-                    + counts.length + " token counts");
-        }
-        long given = 0;
-        for (int i = 0; i < seqIds.length; i++) {
-            checkSequence(seqIds[i]);
-            if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + seqIds[i]);
-            if (firstPositions[i] < 0 || (long) firstPositions[i] + counts[i] > capacity) {
-                throw new MlaException("positions " + firstPositions[i] + " … " + ((long) firstPositions[i] + counts[i] - 1) + " of sequence " + seqIds[i]
-                        + " out of range: a sequence of this cache holds positions 0 … " + (capacity - 1));
-            }
-            given += counts[i];
-        }
-        if (given > rows) throw new MlaException("a step of " + rows + " token rows was given " + given + " tokens");
-        int[] t = appends != null ? appends.tables : tables;
-        int tables0 = CacheLayout.metaTableStart(rows, batch, maxBlocks, 0);
-        int r = 0;
-        int[] seqLen = new int[batch];
-        for (int i = 0; i < seqIds.length; i++) {
-            int b = seqIds[i];
-            for (int k = 0; k < counts[i]; k++, r++) {
-                meta[2 * r] = firstPositions[i] + k;
-                meta[2 * r + 1] = tables0 + b * maxBlocks;
-            }
-            seqLen[b] = Math.max(seqLen[b], firstPositions[i] + counts[i]);
-        }
-        for (; r < rows; r++) {
-            meta[2 * r] = -1;                              // padding: attends to nothing, writes nothing
-            meta[2 * r + 1] = tables0;
-        }
-        for (int b = 0; b < batch; b++) {
-            int at = 2 * rows + 4 * b;
-            meta[at] = seqLen[b];                          // only the step's sequences: the naive path decompresses these
-            meta[at + 1] = tables0 + b * maxBlocks;
-            meta[at + 2] = appends != null ? appends.copyFrom[b] : -1;
-            meta[at + 3] = appends != null && appends.copyFrom[b] >= 0 ? appends.copyTo[b] : 0;
-        }
-        for (int k = 0; k < t.length; k++) meta[tables0 + k] = Math.max(0, t[k]);   // unused entries: block 0, never read
-    }
-
-    /** Makes a prepared step's blocks and lengths the cache's (after its kernels wrote the tokens). */
-    public void commit(Appends appends) {
-        Objects.requireNonNull(appends, "appends");
-        if (appends.cache != this || appends.version != version) throw new MlaException("a step prepared for another cache, or before the cache changed");
-        System.arraycopy(appends.tables, 0, tables, 0, tables.length);
-        System.arraycopy(appends.lengths, 0, lengths, 0, batch);
-        System.arraycopy(appends.refs, 0, refs, 0, numBlocks);
-        System.arraycopy(appends.free, 0, free, 0, numBlocks);
-        freeTop = appends.freeTop;
-        version++;
-    }
-
-    /**
-     * Tokens sequence b can still take in one append: its capacity left, bounded by the slots after its length in
-     * the blocks it holds plus the free pool (less one block when its partial last block is shared by a fork and
-     * must be copied first). An append of at most this many passes {@link #prepare}.
-     */
-    public int room(int b) {
-        checkSequence(b);
-        int len = lengths[b], have = owned(tables, b);
-        boolean copy = writesShared(tables, refs, b, len, 1, have);
-        long avail = (long) have * blockSize - len + (long) (freeTop - (copy ? 1 : 0)) * blockSize;
-        return (int) Math.max(0, Math.min((long) capacity - len, avail));
-    }
-
-    /** Throws, naming capacity and request, when some sequence cannot take {@code tokens} more. */
-    public void checkRoom(int tokens) {
-        prepare(allSequences(), uniform(tokens));
-    }
-
-    /**
-     * Marks {@code tokens} more tokens of every sequence as valid without writing them (benchmarks that need a
-     * context without computing it): allocates their blocks. Refused where a shared block would need a copy.
-     */
-    public void advance(int tokens) {
-        Appends a = prepare(allSequences(), uniform(tokens));
-        if (a.copies() > 0) throw new MlaException("advance would write into a block shared by a fork");
-        commit(a);
-    }
-
-    /** Every sequence id, in order (a contiguous cache's whole batch); throws if one is not present. */
-    public int[] allSequences() {
-        int[] ids = new int[batch];
-        for (int b = 0; b < batch; b++) {
-            checkSequence(b);
-            ids[b] = b;
-        }
-        return ids;
-    }
-
-    private int[] uniform(int tokens) {
-        if (tokens < 0) throw new MlaException("token count must be >= 0, found " + tokens);
-        int[] n = new int[batch];
-        Arrays.fill(n, tokens);
-        return n;
-    }
-
-    @Override
-    public Object[] arrays() {
-        return new Object[] {floats, halves, bytes};
-    }
-
-    @Override
-    public void residentOn(Object owner, Runnable pullToHost) {
-        this.residentOwner = owner;
-        this.pull = pullToHost;
-    }
-
-    @Override
-    public Object residentOwner() {
-        return residentOwner;
-    }
-
-    @Override
-    public void toHost() {
-        if (pull != null) {
-            Runnable p = pull;
-            pull = null;
-            residentOwner = null;
-            p.run();
-        }
-    }
-
-    /**
-     * Gives sequence b fresh blocks for {@code n} tokens, its old ones released (a host write replaces its
-     * content). Checked before anything changes: the pool, counting the blocks b alone holds, must have enough.
-     */
-    private synchronized void reallocate(int b, int n) {   // synchronized: DecodeBench fills sequences from several threads
-        if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
-        int have = owned(tables, b), own = 0;
-        for (int k = 0; k < have; k++) own += refs[tables[b * maxBlocks + k]] == 1 ? 1 : 0;
-        if (blocksFor(n) > freeTop + own) {
-            throw new MlaException("latent cache pool exhausted: a write of " + n + " tokens needs " + blocksFor(n) + " blocks of " + blockSize
-                    + ", " + (freeTop + own) + " are free");
-        }
-        release(b, 0);
-        for (int k = 0; k < blocksFor(n); k++) {
-            tables[b * maxBlocks + k] = take();
-            refs[tables[b * maxBlocks + k]] = 1;
-        }
-        lengths[b] = n;
-        version++;
-    }
-
-    /**
-     * Replaces sequence b's content with {@code n} tokens: latent [n, kv_lora_rank] and roped keys
-     * [n, qk_rope_head_dim] (rounded to bf16 when stored as bf16). Checked before anything is written.
+     * Replaces sequence b's content with n tokens: latent [n, kv_lora_rank] and roped keys [n, qk_rope_head_dim]
+     * (interleaved rope order), stored in the cache's dtype. Checked before anything is written: the shapes, finite
+     * numbers, the capacity and the pool.
      */
     public void write(int b, float[] latent, float[] ropeKey) {
-        checkSequence(b);
-        Objects.requireNonNull(latent, "latent");
-        Objects.requireNonNull(ropeKey, "ropeKey");
-        if (latent.length % kvLoraRank != 0 || ropeKey.length % ropeDim != 0
-                || latent.length / kvLoraRank != ropeKey.length / ropeDim) {
-            throw new MlaException("cache write: expected latent [n, " + kvLoraRank + "] and rope keys [n, " + ropeDim
-                    + "] for the same n, found " + latent.length + " and " + ropeKey.length + " numbers");
-        }
-        int n = latent.length / kvLoraRank;
-        if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
-        requireFinite(latent, "latent", kvLoraRank);
-        requireFinite(ropeKey, "ropeKey", ropeDim);
-        reallocate(b, n);
-        toHost();
-        for (int t = 0; t < n; t++) {
-            CacheRows.writeRow(latent, t * kvLoraRank, ropeKey, t * ropeDim, floats, halves, bytes, dtype.code, slot(b, t),
-                    kvLoraRank, ropeDim);
-        }
+        storage.write(b, latent, ropeKey);
     }
 
-    /**
-     * Sequence b's quantised storage as it is (int8 or fp8 caches): the byte values per token (int8: d_c + d_r,
-     * fp8: d_c e4m3), the scales per token (int8: 2, fp8: one per 128 latent numbers) and, for fp8, the bf16
-     * rope part as its exact float values.
-     */
-    public record Quantised(byte[] values, float[] scales, float[] rope, int valuesPerToken, int scalesPerToken) {
-        /** A copy of the byte values. */
-        @Override
-        public byte[] values() {
-            return values.clone();
-        }
-
-        /** A copy of the scales. */
-        @Override
-        public float[] scales() {
-            return scales.clone();
-        }
-
-        /** A copy of the rope part (fp8; empty otherwise). */
-        @Override
-        public float[] rope() {
-            return rope.clone();
-        }
-    }
-
-    public Quantised quantised(int b) {
-        int vpt = valuesPerToken(), spt = scalesPerToken(), n = length(b);
-        toHost();
-        byte[] values = new byte[n * vpt];
-        float[] scales = new float[n * spt];
-        for (int t = 0; t < n; t++) {
-            int slot = slot(b, t);                        // slots of one block are adjacent: values vpt, scales spt apart
-            System.arraycopy(bytes, slot * vpt, values, t * vpt, vpt);
-            System.arraycopy(floats, CacheLayout.firstScaleIndex(dtype.code, slot, kvLoraRank), scales, t * spt, spt);
-        }
-        return new Quantised(values, scales, dtype == CacheDtype.FP8 ? ropeKey(b) : new float[0], vpt, spt);
-    }
-
-    /** Replaces sequence b with quantised storage as {@link #quantised} returns it. Checked before writing. */
-    public void writeQuantised(int b, byte[] values, float[] scales, float[] rope) {
-        checkSequence(b);
-        Objects.requireNonNull(values, "values");
-        Objects.requireNonNull(scales, "scales");
-        Objects.requireNonNull(rope, "rope");
-        int vpt = valuesPerToken(), spt = scalesPerToken();
-        int n = values.length / vpt;
-        if (values.length != n * vpt || scales.length != n * spt || (dtype == CacheDtype.FP8 && rope.length != n * ropeDim)) {
-            throw new MlaException("cache write: expected " + dtype + " storage of n tokens ([n, " + vpt + "] values, [n, " + spt
-                    + "] scales" + (dtype == CacheDtype.FP8 ? ", [n, " + ropeDim + "] rope" : "") + "), found " + values.length + ", "
-                    + scales.length + (dtype == CacheDtype.FP8 ? ", " + rope.length : "") + " numbers");
-        }
-        if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
-        for (int i = 0; i < scales.length; i++) {
-            if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
-                throw new MlaException("cache write: scale [" + i / spt + ", " + i % spt + "] is " + scales[i] + "; scales must be finite and >= 0");
-            }
-        }
-        for (int i = 0; dtype == CacheDtype.FP8 && i < values.length; i++) {
-            if ((values[i] & 0x7F) == 0x7F) throw new MlaException("cache write: value [" + i / vpt + ", " + i % vpt + "] is an e4m3 NaN code (0x7F/0xFF)");
-        }
-        if (dtype == CacheDtype.FP8) requireFinite(rope, "rope", ropeDim);
-        reallocate(b, n);
-        toHost();
-        for (int t = 0; t < n; t++) {
-            int slot = slot(b, t);
-            System.arraycopy(values, t * vpt, bytes, slot * vpt, vpt);
-            System.arraycopy(scales, t * spt, floats, CacheLayout.firstScaleIndex(dtype.code, slot, kvLoraRank), spt);
-            for (int i = 0; dtype == CacheDtype.FP8 && i < ropeDim; i++) {
-                halves[CacheLayout.fp8RopeIndex(slot, i, ropeDim)] = Bf16Bits.encode(rope[t * ropeDim + i]);
-            }
-        }
-    }
-
-    private static void requireFinite(float[] a, String name, int width) {
-        for (int i = 0; i < a.length; i++) {
-            if (!Float.isFinite(a[i])) throw new MlaException("cache write: " + name + " [" + i / width + ", " + i % width + "] is " + a[i] + "; expected finite numbers");
-        }
-    }
-
-    private int valuesPerToken() {
-        if (dtype != CacheDtype.INT8 && dtype != CacheDtype.FP8) throw new MlaException("quantised storage asked of a " + dtype + " cache");
-        return CacheLayout.quantisedValuesPerToken(dtype.code, kvLoraRank, ropeDim);
-    }
-
-    private int scalesPerToken() {
-        return CacheLayout.scalesPerToken(dtype.code, kvLoraRank);
-    }
-
-    /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded when stored as bf16). */
+    /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded from the dtype; a copy). */
     public float[] latent(int b) {
-        return read(b, 0, kvLoraRank);
+        return storage.latent(b);
     }
 
-    /** Sequence b's roped keys as f32, [length(b), qk_rope_head_dim], interleaved rope order. */
+    /** Sequence b's roped keys as f32, [length(b), qk_rope_head_dim], interleaved rope order (a copy). */
     public float[] ropeKey(int b) {
-        return read(b, kvLoraRank, ropeDim);
+        return storage.ropeKey(b);
     }
 
-    private float[] read(int b, int offset, int width) {
-        toHost();
-        int n = length(b);
-        float[] out = new float[n * width];
-        for (int t = 0; t < n; t++) {
-            for (int i = 0; i < width; i++) {
-                out[t * width + i] = CacheOps.load(floats, halves, bytes, dtype.code, slot(b, t), offset + i,
-                        kvLoraRank + ropeDim, kvLoraRank);
-            }
-        }
-        return out;
-    }
-
-    /** The 32-bit part, for kernels: F32 values, or the decoding table and scales ({@link CacheLayout}). */
-    public float[] floats() {
-        toHost();
-        return floats;
-    }
-
-    /** The 16-bit part, for kernels: BF16 values, or FP8's bf16 rope part, else a 1-element placeholder. */
-    public short[] halves() {
-        toHost();
-        return halves;
-    }
-
-    /** The 8-bit part, for kernels: INT8 values, or FP8's e4m3 latent, else a 1-element placeholder. */
-    public byte[] bytes() {
-        toHost();
-        return bytes;
+    @Override
+    public String toString() {
+        return storage.toString();
     }
 }

@@ -15,6 +15,7 @@ import org.tornadomla.cache.KvMemory;
 import picocli.CommandLine.Command;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.config.MlaConfig;
 import java.util.Locale;
 import picocli.CommandLine.Option;
@@ -88,7 +89,8 @@ public final class KvMemoryCommand implements Callable<Integer> {
         for (String d : dtypes) {
             CacheDtype dt = CacheDtype.parse(d);
             long contiguous = new LatentCache(c, n, longest, dt).storageBytes();
-            long paged = LatentCache.paged(c, n, longest, (int) blocks, blockSize, dt).storageBytes();
+            long paged = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(n).maxSequenceLength(longest)
+                    .numBlocks((int) blocks).blockSize(blockSize).dtype(dt).build()).storageBytes();
             long exact = tokens * dt.bytesPerToken(c.kvLoraRank(), c.qkRopeHeadDim());
             int layers = c.numHiddenLayers();
             out.printf(Locale.ROOT, "%-5s %10s / %-9s %10s / %-9s %10s / %-9s %7.1f%%%n", d, KvMemory.human(contiguous), KvMemory.human((double) contiguous * layers),

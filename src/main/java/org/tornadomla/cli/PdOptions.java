@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
@@ -150,7 +151,7 @@ public final class PdOptions {
     List<LatentCache> pagedCaches(List<MlaLayer> layers, int capacity, CacheDtype dtype) {
         int blocks = (capacity + blockSize - 1) / blockSize;
         return layers.stream().map(l -> {
-            LatentCache c = l.newPagedCache(1, capacity, blocks, blockSize, dtype);
+            LatentCache c = l.newPagedCache(PagedCacheSpec.builder().maxSequences(1).maxSequenceLength(capacity).numBlocks(blocks).blockSize(blockSize).dtype(dtype).build());
             c.addSequence();
             return c;
         }).toList();

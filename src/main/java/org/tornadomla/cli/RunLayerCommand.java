@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
@@ -272,7 +273,7 @@ public final class RunLayerCommand implements Callable<Integer> {
         }
         if (paged && blocks > Integer.MAX_VALUE - 8) throw new MlaException("--block-size " + bs + ": the pool would need " + blocks + " blocks");
         // a paged pool of exactly the blocks the sequences need; a contiguous cache sized for the longest
-        LatentCache cache = paged ? mla.newPagedCache(batch, longest, (int) blocks, bs, dtype) : mla.newCache(batch, longest, dtype);
+        LatentCache cache = paged ? mla.newPagedCache(PagedCacheSpec.builder().maxSequences(batch).maxSequenceLength(longest).numBlocks((int) blocks).blockSize(bs).dtype(dtype).build()) : mla.newCache(batch, longest, dtype);
         int[] ids = new int[batch], ones = new int[batch];
         for (int b = 0; b < batch; b++) {
             ids[b] = paged ? cache.addSequence() : b;
@@ -289,12 +290,12 @@ public final class RunLayerCommand implements Callable<Integer> {
             int t = in.lengths()[0];
             writer.add("prefill_output", new long[] {batch, t, d}, in.uniform() && !paged
                     ? mla.forward(cache, in.prompts().get(0), t, opt)
-                    : mla.forward(cache, ids, in.lengths(), in.prompts().get(0), opt));
+                    : mla.forward(cache, in.prompts().get(0), ids, in.lengths(), opt));
         } else {
             // one variable-length step with every prompt, cu_seqlens order
             float[] x = new float[Memory.arrayLength((long) Arrays.stream(in.lengths()).asLongStream().sum() * d, "the prompts")];
             for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * d, b++) System.arraycopy(in.prompts().get(b), 0, x, at, in.lengths()[b] * d);
-            float[] y = mla.forward(cache, ids, in.lengths(), x, opt);
+            float[] y = mla.forward(cache, x, ids, in.lengths(), opt);
             for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * d, b++) {
                 writer.add("prefill_output." + b, new long[] {in.lengths()[b], d}, Arrays.copyOfRange(y, at, at + in.lengths()[b] * d));
             }
@@ -302,7 +303,7 @@ public final class RunLayerCommand implements Callable<Integer> {
         out.printf("  prefill: %.1f ms%n", (System.nanoTime() - t0) / 1e6);
         for (int k = 0; k < steps; k++) {
             long t = System.nanoTime();
-            float[] y = in.uniform() && !paged ? mla.forward(cache, in.decodes().get(k), 1, opt) : mla.forward(cache, ids, ones, in.decodes().get(k), opt);
+            float[] y = in.uniform() && !paged ? mla.forward(cache, in.decodes().get(k), 1, opt) : mla.forward(cache, in.decodes().get(k), ids, ones, opt);
             writer.add("decode_output_" + k, new long[] {batch, 1, d}, y);
             out.printf("  decode %d/%d: %.1f ms%n", k + 1, steps, (System.nanoTime() - t) / 1e6);
         }

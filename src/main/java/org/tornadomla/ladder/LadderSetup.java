@@ -1,5 +1,6 @@
 package org.tornadomla.ladder;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
@@ -56,8 +57,8 @@ public final class LadderSetup {
 
     /** The kernels' metadata for {@code cache} ({@link #cache}): one row, the query, the last of the {@code context} cached tokens. */
     public int[] attnMeta(LatentCache cache) {
-        int[] meta = new int[cache.metaLength(1)];
-        cache.describe(meta, 1, new int[] {0}, new int[] {context - 1}, new int[] {1}, null);
+        int[] meta = new int[CacheStorage.of(cache).metaLength(1)];
+        CacheStorage.of(cache).describe(meta, 1, new int[] {0}, new int[] {context - 1}, new int[] {1}, null);
         return meta;
     }
 }

@@ -1,5 +1,6 @@
 package org.tornadomla.ladder;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
@@ -118,16 +119,17 @@ public final class Steps {
         MlaConfig c = s.config;
         int h = s.heads, t = s.context, dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
         LatentCache cache = s.cache(CacheDtype.F32);
+        CacheStorage storage = CacheStorage.of(cache);       // the cache's arrays, as the kernels take them
         float[] kvFull = new float[t * h * (dn + dv)];
-        NaiveAttention.decompress(cache.floats(), cache.halves(), cache.bytes(), 0, s.wkvB, kvFull, s.attnMeta(cache), 1, 1, t, t, h, dn, dv, dc, dr);
+        NaiveAttention.decompress(storage.floats(), storage.halves(), storage.bytes(), 0, s.wkvB, kvFull, s.attnMeta(cache), 1, 1, t, t, h, dn, dv, dc, dr);
         KernelGraph g = new KernelGraph("ladder1");
         float[] q = g.input("q", s.qRoped.clone());
         int[] meta = g.input("attnMeta", s.attnMeta(cache));
         g.weight("kv_mha", kvFull);
-        g.state("cache", cache);
+        g.state("cache", storage);
         float[] scores = g.scratch("scores", new float[h * t]);
         float[] o = g.output("o", new float[h * dv]);
-        g.task("scores", NaiveAttention::naiveScores, q, kvFull, cache.floats(), cache.halves(), cache.bytes(), 0, scores, meta,
+        g.task("scores", NaiveAttention::naiveScores, q, kvFull, storage.floats(), storage.halves(), storage.bytes(), 0, scores, meta,
                 1, t, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
         g.task("softmax", Softmax::softmax, scores, meta, 1, t, h);
         g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, meta, 1, t, t, h, dn, dv);
@@ -155,7 +157,7 @@ public final class Steps {
         Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {(long) s.heads * (c.qkNopeHeadDim() + c.vHeadDim()), c.kvLoraRank()}, s.wkvB);
         LatentCache cache = s.cache(dtype);
         int[] meta = g.input("attnMeta", s.attnMeta(cache));
-        g.state("cache", cache);
+        g.state("cache", CacheStorage.of(cache));
         if (ropeOnDevice) {
             g.task("rope_q", Rope::rotatePairs, q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
                     c.qkRopeHeadDim(), meta, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);

@@ -46,6 +46,6 @@ public interface BlockRows {
     /** The layer the cache belongs to ({@link org.tornadomla.cache.LatentCache#identity()}), or null when it belongs to none yet. */
     CacheIdentity identity();
 
-    /** Makes the cache belong to {@code id} ({@link org.tornadomla.cache.LatentCache#bind}): a pull into a cache without an identity gives it the blocks'. */
+    /** Makes the cache belong to {@code id} ({@link org.tornadomla.cache.internal.CacheStorage#bind}): a pull into a cache without an identity gives it the blocks'. */
     void bind(CacheIdentity id);
 }

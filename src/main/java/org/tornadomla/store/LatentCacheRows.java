@@ -1,5 +1,6 @@
 package org.tornadomla.store;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheIdentity;
@@ -17,9 +18,9 @@ import java.util.Objects;
  * {@code cache.slot(b, t)} (its block table), and rows are copied straight out of and into the cache's arrays
  * ({@code floats/halves/bytes}) where {@link CacheLayout} puts them, bit for bit.
  *
- * <p>Appending goes through the cache's own step protocol: {@link LatentCache#prepare} checks the room and
+ * <p>Appending goes through the cache's own step protocol: {@link CacheStorage#prepare} checks the room and
  * works out the blocks (new ones from the pool, and a private copy of a partial last block shared by a fork)
- * without changing anything, {@link LatentCache#commit} makes them the sequence's, and the rows are copied
+ * without changing anything, {@link CacheStorage#commit} makes them the sequence's, and the rows are copied
  * into their slots, with the shared block's rows first when it was copied. Nothing can fail after the commit.
  */
 public final class LatentCacheRows implements BlockRows {
@@ -63,7 +64,7 @@ public final class LatentCacheRows implements BlockRows {
 
     @Override
     public void bind(CacheIdentity id) {
-        cache.bind(id);
+        CacheStorage.of(cache).bind(id);
     }
 
     @Override
@@ -84,17 +85,17 @@ public final class LatentCacheRows implements BlockRows {
         }
         int rb = LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim());
         byte[] out = new byte[Math.multiplyExact(count, rb)];
-        float[] f = cache.floats();
-        short[] h = cache.halves();
-        byte[] b = cache.bytes();
-        for (int t = 0; t < count; t++) copyOut(f, h, b, cache.slot(seq, from + t), out, t * rb);
+        float[] f = CacheStorage.of(cache).floats();
+        short[] h = CacheStorage.of(cache).halves();
+        byte[] b = CacheStorage.of(cache).bytes();
+        for (int t = 0; t < count; t++) copyOut(f, h, b, CacheStorage.of(cache).slot(seq, from + t), out, t * rb);
         return new LatentRows(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), count, out);
     }
 
     @Override
     public void append(int seq, LatentRows rows) {
         Objects.requireNonNull(rows, "rows");
-        cache.checkSequence(seq);
+        CacheStorage.of(cache).checkSequence(seq);
         if (rows.dtype() != cache.dtype() || rows.kvLoraRank() != cache.kvLoraRank() || rows.ropeDim() != cache.ropeDim()) {
             throw new MlaException("cache append: expected " + cache.dtype() + " rows of [" + cache.kvLoraRank() + " + " + cache.ropeDim()
                     + "], found " + rows);
@@ -107,18 +108,18 @@ public final class LatentCacheRows implements BlockRows {
         }
         rows.check("cache append");
         if (rows.count() == 0) return;
-        float[] f = cache.floats();
-        short[] h = cache.halves();
-        byte[] b = cache.bytes();
-        LatentCache.Appends step = cache.prepare(new int[] {seq}, new int[] {rows.count()});
+        float[] f = CacheStorage.of(cache).floats();
+        short[] h = CacheStorage.of(cache).halves();
+        byte[] b = CacheStorage.of(cache).bytes();
+        CacheStorage.Appends step = CacheStorage.of(cache).prepare(new int[] {seq}, new int[] {rows.count()});
         // a partial last block shared by a fork gets a private copy: its rows are carried over by hand (the
         // layer's graphs do this in their cache_copy task)
         int from = step.copies() > 0 ? len - len % cache.blockSize() : len;
         LatentRows carried = read(seq, from, len - from);
-        cache.commit(step);
+        CacheStorage.of(cache).commit(step);
         int rb = rows.rowBytes();
-        for (int t = 0; t < carried.count(); t++) copyIn(carried.shared(), t * rb, f, h, b, cache.slot(seq, from + t));
-        for (int t = 0; t < rows.count(); t++) copyIn(rows.shared(), t * rb, f, h, b, cache.slot(seq, len + t));
+        for (int t = 0; t < carried.count(); t++) copyIn(carried.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, from + t));
+        for (int t = 0; t < rows.count(); t++) copyIn(rows.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, len + t));
     }
 
     /** One slot's storage as a packed row ({@link LatentRows}' layout) at out[at …]. */

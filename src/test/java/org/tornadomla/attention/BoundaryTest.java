@@ -1,5 +1,6 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.tornadomla.MlaException;
@@ -49,9 +50,9 @@ class BoundaryTest {
         npe("executor", () -> new MlaLayer(w, null));
         npe("cache", () -> layer.forward(null, x, 1, opt));
         npe("x", () -> layer.forward(cache, null, 1, opt));
-        npe("opt", () -> layer.forward(cache, x, 1, null));
+        npe("opt", () -> layer.forward(cache, x, 1, (AttentionOptions) null));
         npe("y", () -> layer.forward(cache, x, 1, opt, null));
-        npe("path", () -> layer.decode(cache, x, null));
+        npe("path", () -> layer.decode(cache, x, (AttentionPath) null));
         npe("dtype", () -> layer.newCache(1, 4, null));
         npe("path", () -> new AttentionOptions(null, 4, 4));
         npe("config", () -> new LatentCache(null, 1, 4, CacheDtype.F32));
@@ -76,8 +77,8 @@ class BoundaryTest {
         assertThrows(MlaException.class, () -> layer.forward(cache, new float[2 * c.hiddenSize()], 1, opt, new float[1]));
         assertEquals("sequence 2 out of range: the cache holds sequences 0 … 1", assertThrows(MlaException.class, () -> cache.length(2)).getMessage());
         assertThrows(MlaException.class, () -> cache.write(-1, new float[0], new float[0]));
-        assertThrows(MlaException.class, () -> cache.advance(-3));
-        assertThrows(MlaException.class, () -> cache.checkRoom(-1));
+        assertThrows(MlaException.class, () -> CacheStorage.of(cache).advance(-3));
+        assertThrows(MlaException.class, () -> CacheStorage.of(cache).checkRoom(-1));
         float[] nan = new float[c.kvLoraRank()];
         nan[3] = Float.NaN;
         assertTrue(assertThrows(MlaException.class, () -> cache.write(0, nan, new float[c.qkRopeHeadDim()])).getMessage().contains("latent [0, 3] is NaN"));

@@ -1,5 +1,7 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -477,8 +479,8 @@ class CachePropertiesTest {
             this.stats = stats;
             if (setup.kind == Kind.PAGED) {
                 // blocks for every slot at full length: the pool is never exhausted (PagedLayerTest covers that refusal)
-                cache = layer.newPagedCache(SLOTS, CAPACITY, SLOTS * CAPACITY / BLOCK, BLOCK, setup.dtype);
-                cache.shuffleFreeBlocks(seed);
+                cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(SLOTS).maxSequenceLength(CAPACITY).numBlocks(SLOTS * CAPACITY / BLOCK).blockSize(BLOCK).dtype(setup.dtype).build());
+                CacheStorage.of(cache).shuffleFreeBlocks(seed);
             } else {
                 cache = layer.newCache(SLOTS, CAPACITY, setup.dtype);
             }
@@ -539,7 +541,7 @@ class CachePropertiesTest {
                     for (int i = 0, at = 0; i < s.ids.length; i++) {
                         for (int k = 0; k < s.lens[i]; k++, at++) System.arraycopy(token(s.token(i, k)), 0, x, at * D, D);
                     }
-                    return layer.forward(cache, s.ids, s.lens, x, OPTS[s.opt]);
+                    return layer.forward(cache, x, s.ids, s.lens, OPTS[s.opt]);
                 }
                 case Uniform u -> {
                     float[] x = new float[SLOTS * u.len * D];
@@ -560,15 +562,15 @@ class CachePropertiesTest {
                             to = cache.addSequence();
                             assertEquals(joins, to, "the id of a new sequence");
                         }
-                        CacheFiles.importInto(file, cache, to);
+                        CacheFiles.importInto(cache, to, file);
                     } finally {
                         delete(file);
                     }
                 }
-                case ForeignImport f -> CacheFiles.importInto(foreignFile(f.layer, setup.dtype), cache, f.to);
+                case ForeignImport f -> CacheFiles.importInto(cache, f.to, foreignFile(f.layer, setup.dtype));
                 case ForeignStep f -> {
                     MlaLayer foreign = new MlaLayer(FOREIGN[f.layer], new JvmExecutor());
-                    foreign.forward(cache, new int[] {f.id}, new int[] {1}, TestData.gaussian(5, foreign.config().hiddenSize()), OPTS[0]);
+                    foreign.forward(cache, TestData.gaussian(5, foreign.config().hiddenSize()), new int[] {f.id}, new int[] {1}, OPTS[0]);
                 }
             }
             return null;

@@ -1,5 +1,7 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
@@ -29,11 +31,11 @@ class LayerMisuseTest {
 
     @Test
     void describeChecksItsArgumentsBeforeWritingTheMetadata() {
-        LatentCache cache = LatentCache.paged(c, 3, 32, 8, 4, CacheDtype.F32);
+        LatentCache cache = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(3).maxSequenceLength(32).numBlocks(8).blockSize(4).dtype(CacheDtype.F32).build());
         int a = cache.addSequence();
         cache.write(a, TestData.gaussian(1, 5 * c.kvLoraRank()), TestData.gaussian(2, 5 * c.qkRopeHeadDim()));
         int rows = 4;
-        int[] meta = new int[cache.metaLength(rows)];
+        int[] meta = new int[CacheStorage.of(cache).metaLength(rows)];
         int[] before = meta.clone();
         String[][] cases = {
                 {"seq", "sequence 3 out of range"}, {"neg", "sequence -1 out of range"}, {"absent", "sequence 1 is not in the cache"},
@@ -43,16 +45,16 @@ class LayerMisuseTest {
         for (String[] k : cases) {
             Throwable e = assertThrows(Throwable.class, () -> {
                 switch (k[0]) {
-                    case "seq" -> cache.describe(meta, rows, new int[] {3}, new int[] {0}, new int[] {1}, null);
-                    case "neg" -> cache.describe(meta, rows, new int[] {-1}, new int[] {0}, new int[] {1}, null);
-                    case "absent" -> cache.describe(meta, rows, new int[] {1}, new int[] {0}, new int[] {1}, null);
-                    case "firstLen" -> cache.describe(meta, rows, new int[] {a}, new int[] {0, 1}, new int[] {1}, null);
-                    case "countLen" -> cache.describe(meta, rows, new int[] {a}, new int[] {0}, new int[0], null);
-                    case "pos" -> cache.describe(meta, rows, new int[] {a}, new int[] {31}, new int[] {2}, null);
-                    case "negpos" -> cache.describe(meta, rows, new int[] {a}, new int[] {-1}, new int[] {1}, null);
-                    case "negcount" -> cache.describe(meta, rows, new int[] {a}, new int[] {0}, new int[] {-2}, null);
-                    case "rows" -> cache.describe(meta, rows, new int[] {a}, new int[] {0}, new int[] {5}, null);
-                    default -> cache.describe(new int[3], rows, new int[] {a}, new int[] {0}, new int[] {1}, null);
+                    case "seq" -> CacheStorage.of(cache).describe(meta, rows, new int[] {3}, new int[] {0}, new int[] {1}, null);
+                    case "neg" -> CacheStorage.of(cache).describe(meta, rows, new int[] {-1}, new int[] {0}, new int[] {1}, null);
+                    case "absent" -> CacheStorage.of(cache).describe(meta, rows, new int[] {1}, new int[] {0}, new int[] {1}, null);
+                    case "firstLen" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {0, 1}, new int[] {1}, null);
+                    case "countLen" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {0}, new int[0], null);
+                    case "pos" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {31}, new int[] {2}, null);
+                    case "negpos" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {-1}, new int[] {1}, null);
+                    case "negcount" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {0}, new int[] {-2}, null);
+                    case "rows" -> CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {0}, new int[] {5}, null);
+                    default -> CacheStorage.of(cache).describe(new int[3], rows, new int[] {a}, new int[] {0}, new int[] {1}, null);
                 }
             });
             String m = oneLine(e);
@@ -60,19 +62,19 @@ class LayerMisuseTest {
             assertTrue(java.util.Arrays.equals(before, meta), k[0] + ": nothing written");
         }
         for (String arg : new String[] {"meta", "seqIds", "firstPositions", "counts"}) {
-            NullPointerException e = assertThrows(NullPointerException.class, () -> cache.describe(arg.equals("meta") ? null : meta, rows,
+            NullPointerException e = assertThrows(NullPointerException.class, () -> CacheStorage.of(cache).describe(arg.equals("meta") ? null : meta, rows,
                     arg.equals("seqIds") ? null : new int[] {a}, arg.equals("firstPositions") ? null : new int[] {0},
                     arg.equals("counts") ? null : new int[] {1}, null));
             assertEquals(arg, e.getMessage());
         }
-        cache.describe(meta, rows, new int[] {a}, new int[] {4}, new int[] {1}, null);   // a valid one still works
+        CacheStorage.of(cache).describe(meta, rows, new int[] {a}, new int[] {4}, new int[] {1}, null);   // a valid one still works
         assertEquals(4, meta[0]);
     }
 
     @Test
     void graphWithNullSequencesNamesTheArgument() {
         MlaLayer layer = new MlaLayer(MlaWeights.random(c, 1));
-        LatentCache cache = layer.newPagedCache(2, 16, 8, 4, CacheDtype.F32);
+        LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(CacheDtype.F32).build());
         AttentionOptions opt = AttentionOptions.of(AttentionPath.ABSORBED);
         assertEquals("seqIds", assertThrows(NullPointerException.class, () -> layer.graph(cache, null, new int[] {1}, opt)).getMessage());
         assertEquals("queryLens", assertThrows(NullPointerException.class, () -> layer.graph(cache, new int[] {0}, null, opt)).getMessage());
@@ -119,9 +121,9 @@ class LayerMisuseTest {
         int d = c.hiddenSize();
         int huge = (int) ((Integer.MAX_VALUE - 8L) / d);          // tokens whose output is one Java array of ~8 GiB
         float[] x = TestData.gaussian(5, d);
-        LatentCache paged = layer.newPagedCache(1, 64, 4, 16, CacheDtype.F32);
+        LatentCache paged = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(1).maxSequenceLength(64).numBlocks(4).blockSize(16).dtype(CacheDtype.F32).build());
         int s = paged.addSequence();
-        String m = oneLine(assertThrows(Throwable.class, () -> layer.forward(paged, new int[] {s}, new int[] {huge}, x, AttentionOptions.of(AttentionPath.TILED))));
+        String m = oneLine(assertThrows(Throwable.class, () -> layer.forward(paged, x, new int[] {s}, new int[] {huge}, AttentionOptions.of(AttentionPath.TILED))));
         assertTrue(m.contains("input x: expected shape [" + huge + ", " + d + "]") && m.contains("found " + d + " floats"), m);
         m = oneLine(assertThrows(Throwable.class, () -> layer.graph(paged, new int[] {s}, new int[] {huge}, AttentionOptions.of(AttentionPath.TILED))));
         assertTrue(m.contains("MB free of") || m.contains("more than one Java array holds"), m);
@@ -131,7 +133,7 @@ class LayerMisuseTest {
         m = oneLine(assertThrows(Throwable.class, () -> layer.prefill(one, x, Integer.MAX_VALUE, AttentionPath.TILED)));
         assertTrue(m.contains("more than one Java array holds"), m);
         // 2^29 sequence slots: the block tables, lengths and flags alone are 4.5 GiB, though the pool is one block
-        m = oneLine(assertThrows(Throwable.class, () -> LatentCache.paged(c, 1 << 29, 64, 1, 64, CacheDtype.F32)));
+        m = oneLine(assertThrows(Throwable.class, () -> LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(1 << 29).maxSequenceLength(64).numBlocks(1).blockSize(64).dtype(CacheDtype.F32).build())));
         assertTrue(m.contains("for 536870912 sequences") && m.contains("MB free of"), m);
         m = oneLine(assertThrows(Throwable.class, () -> new LatentCache(c, 1 << 29, 1, CacheDtype.F32)));
         assertTrue(m.contains("536870912"), m);

@@ -1,5 +1,6 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -182,12 +183,12 @@ class MlaLayerTest {
         MlaLayer layer = new MlaLayer(MlaWeights.random(c, 13));
         LatentCache cache = layer.newCache(1, 5, CacheDtype.F32);
         layer.prefill(cache, TestData.gaussian(1, 4 * c.hiddenSize()), 4, AttentionPath.ABSORBED);
-        float[] before = cache.floats().clone();
+        float[] before = CacheStorage.of(cache).floats().clone();
         MlaException e = assertThrows(MlaException.class,
                 () -> layer.prefill(cache, TestData.gaussian(2, 2 * c.hiddenSize()), 2, AttentionPath.ABSORBED));
         assertTrue(e.getMessage().contains("capacity 5") && e.getMessage().contains("holds 4") && e.getMessage().contains("appends 2"), e.getMessage());
         assertEquals(4, cache.length(0));
-        assertArrayEquals(before, cache.floats());
+        assertArrayEquals(before, CacheStorage.of(cache).floats());
         layer.decode(cache, TestData.gaussian(3, c.hiddenSize()), AttentionPath.ABSORBED);   // the last slot still works
         assertEquals(5, cache.length(0));
     }

@@ -1,5 +1,7 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.ReferenceMla;
@@ -71,7 +73,7 @@ public class PagedLayerTest {
             for (int b = 0; b < n; b++) total += counts[b] = CHUNKS[b][step];
             float[] x = new float[total * D];
             for (int b = 0, at = 0; b < n; at += counts[b], b++) System.arraycopy(inputs(b), done[b] * D, x, at * D, counts[b] * D);
-            float[] yStep = layer.forward(cache, ids, counts, x, opt);
+            float[] yStep = layer.forward(cache, x, ids, counts, opt);
             for (int b = 0, at = 0; b < n; at += counts[b], b++) {
                 System.arraycopy(yStep, at * D, y[b], done[b] * D, counts[b] * D);
                 done[b] += counts[b];
@@ -81,8 +83,8 @@ public class PagedLayerTest {
     }
 
     static LatentCache paged(int blockSize, CacheDtype dtype, int blocks) {
-        LatentCache cache = REF.newPagedCache(4, 16, blocks, blockSize, dtype);
-        cache.shuffleFreeBlocks(11);       // each sequence's blocks scattered over the pool
+        LatentCache cache = REF.newPagedCache(PagedCacheSpec.builder().maxSequences(4).maxSequenceLength(16).numBlocks(blocks).blockSize(blockSize).dtype(dtype).build());
+        CacheStorage.of(cache).shuffleFreeBlocks(11);       // each sequence's blocks scattered over the pool
         return cache;
     }
 
@@ -127,7 +129,7 @@ public class PagedLayerTest {
     /** The cache's state: what a refused step must leave unchanged. */
     public static String state(LatentCache cache) {
         StringBuilder s = new StringBuilder("free " + cache.freeBlocks());
-        for (int b = 0; b < cache.batch(); b++) {
+        for (int b = 0; b < cache.maxSequences(); b++) {
             if (!cache.contains(b)) continue;
             s.append(" | ").append(b).append(": ").append(Arrays.toString(cache.blockTable(b))).append(' ')
                     .append(Arrays.hashCode(cache.latent(b))).append(' ').append(Arrays.hashCode(cache.ropeKey(b)));
@@ -142,7 +144,7 @@ public class PagedLayerTest {
             LatentCache cache = paged(4, dt, 8);
             float[] prompt = TestData.gaussian(1, 6 * D), xa = TestData.gaussian(2, D), xb = TestData.gaussian(3, D);
             int a = cache.addSequence();
-            REF.forward(cache, new int[] {a}, new int[] {6}, prompt, opt);
+            REF.forward(cache, prompt, new int[] {a}, new int[] {6}, opt);
             int[] table = cache.blockTable(a);
             assertEquals(2, table.length);
             int free = cache.freeBlocks();
@@ -154,7 +156,7 @@ public class PagedLayerTest {
             float[] latentBefore = cache.latent(a);
 
             // a writes into the shared partial block: it gets a copy first; b keeps the original
-            float[] ya = REF.forward(cache, new int[] {a}, new int[] {1}, xa, opt);
+            float[] ya = REF.forward(cache, xa, new int[] {a}, new int[] {1}, opt);
             assertEquals(table[0], cache.blockTable(a)[0], "the full block stays shared");
             assertTrue(cache.blockTable(a)[1] != table[1], "the partial block was copied");
             assertEquals(1, cache.refCount(table[1]));
@@ -162,7 +164,7 @@ public class PagedLayerTest {
             assertArrayEquals(latentBefore, cache.latent(b), dt + ": the fork's tokens are untouched");
             assertArrayEquals(latentBefore, Arrays.copyOf(cache.latent(a), 6 * C.kvLoraRank()), dt + ": the copy holds the shared tokens");
             // b, now the partial block's only user, writes in place
-            float[] yb = REF.forward(cache, new int[] {b}, new int[] {1}, xb, opt);
+            float[] yb = REF.forward(cache, xb, new int[] {b}, new int[] {1}, opt);
             assertArrayEquals(table, cache.blockTable(b));
             assertEquals(free - 1, cache.freeBlocks());
 
@@ -176,7 +178,7 @@ public class PagedLayerTest {
             cache.truncate(b, 4);
             assertArrayEquals(cache.blockTable(b), cache.blockTable(c));
             float[] x2 = TestData.gaussian(4, 2 * D);
-            float[] y2 = REF.forward(cache, new int[] {b, c}, new int[] {1, 1}, x2, opt);
+            float[] y2 = REF.forward(cache, x2, new int[] {b, c}, new int[] {1, 1}, opt);
             float[] e2 = alone(REF, opt, dt, concat(Arrays.copyOf(prompt, 4 * D), Arrays.copyOf(x2, D)), new int[] {4, 1});
             TestData.assertClose(Arrays.copyOfRange(e2, 4 * D, 5 * D), Arrays.copyOf(y2, D), TOL, dt + " truncated fork");
         }
@@ -194,16 +196,16 @@ public class PagedLayerTest {
         LatentCache cache = paged(4, CacheDtype.BF16, 8);
         int s = cache.addSequence();
         float[] prompt = TestData.gaussian(5, 7 * D), drafts = TestData.gaussian(6, 3 * D), next = TestData.gaussian(7, D);
-        REF.forward(cache, new int[] {s}, new int[] {7}, prompt, opt);
+        REF.forward(cache, prompt, new int[] {s}, new int[] {7}, opt);
         int[] before = cache.blockTable(s);
         // verify 3 draft tokens in one call, accept the first: keep 8 tokens
-        REF.forward(cache, new int[] {s}, new int[] {3}, drafts, opt);
+        REF.forward(cache, drafts, new int[] {s}, new int[] {3}, opt);
         assertEquals(3, cache.blockTable(s).length);
         cache.truncate(s, 8);
         assertEquals(8, cache.length(s));
         assertArrayEquals(before, cache.blockTable(s), "the kept prefix stays where it was (no copy), the third block is released");
         assertEquals(6, cache.freeBlocks());
-        float[] y = REF.forward(cache, new int[] {s}, new int[] {1}, next, opt);
+        float[] y = REF.forward(cache, next, new int[] {s}, new int[] {1}, opt);
         float[] e = alone(REF, opt, CacheDtype.BF16, concat(concat(prompt, Arrays.copyOf(drafts, D)), next), new int[] {8, 1});
         TestData.assertClose(Arrays.copyOfRange(e, 8 * D, 9 * D), y, TOL, "decode after the rollback");
     }
@@ -212,7 +214,7 @@ public class PagedLayerTest {
     void freeReturnsBlocksToThePoolAndTheIdIsReused() {
         LatentCache cache = paged(4, CacheDtype.F32, 8);
         int a = cache.addSequence(), b = cache.addSequence();
-        REF.forward(cache, new int[] {a, b}, new int[] {5, 3}, TestData.gaussian(8, 8 * D), AttentionOptions.of(AttentionPath.TILED));
+        REF.forward(cache, TestData.gaussian(8, 8 * D), new int[] {a, b}, new int[] {5, 3}, AttentionOptions.of(AttentionPath.TILED));
         assertEquals(5, cache.freeBlocks());
         int c = cache.fork(a);
         cache.free(a);
@@ -228,7 +230,7 @@ public class PagedLayerTest {
 
     @Test
     void aUniformStepOverAPagedCacheWithFreeSlotsSaysWhatToDo() {
-        LatentCache cache = REF.newPagedCache(4, 64, 8, 16, CacheDtype.F32);     // 4 slots, 2 in use
+        LatentCache cache = REF.newPagedCache(PagedCacheSpec.builder().maxSequences(4).maxSequenceLength(64).numBlocks(8).blockSize(16).dtype(CacheDtype.F32).build());     // 4 slots, 2 in use
         cache.addSequence();
         cache.addSequence();
         int d = C.hiddenSize();
@@ -252,23 +254,23 @@ public class PagedLayerTest {
         AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
         LatentCache cache = paged(4, CacheDtype.INT8, 3);
         int a = cache.addSequence(), b = cache.addSequence();
-        REF.forward(cache, new int[] {a}, new int[] {6}, TestData.gaussian(9, 6 * D), opt);
+        REF.forward(cache, TestData.gaussian(9, 6 * D), new int[] {a}, new int[] {6}, opt);
         String before = state(cache);
         MlaException e = assertThrows(MlaException.class,
-                () -> REF.forward(cache, new int[] {a, b}, new int[] {1, 6}, TestData.gaussian(10, 7 * D), opt));
+                () -> REF.forward(cache, TestData.gaussian(10, 7 * D), new int[] {a, b}, new int[] {1, 6}, opt));
         assertEquals("latent cache pool exhausted: the step needs 2 more blocks of 4 tokens, 1 of 3 are free "
                 + "(free or truncate sequences, or make a larger pool)", e.getMessage());
         assertEquals(before, state(cache));
         assertEquals(0, cache.length(b));
         // a copy-on-write needs a block too
-        REF.forward(cache, new int[] {b}, new int[] {2}, TestData.gaussian(11, 2 * D), opt);
+        REF.forward(cache, TestData.gaussian(11, 2 * D), new int[] {b}, new int[] {2}, opt);
         int f = cache.fork(b);
         String full = state(cache);
-        MlaException cow = assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {f}, new int[] {1}, TestData.gaussian(12, D), opt));
+        MlaException cow = assertThrows(MlaException.class, () -> REF.forward(cache, TestData.gaussian(12, D), new int[] {f}, new int[] {1}, opt));
         assertTrue(cow.getMessage().startsWith("latent cache pool exhausted: the step needs 1 more blocks"), cow.getMessage());
         assertEquals(full, state(cache));
         // past a sequence's own capacity (16 tokens): the same one-line refusal as a contiguous cache's
-        MlaException cap = assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {a}, new int[] {11}, TestData.gaussian(13, 11 * D), opt));
+        MlaException cap = assertThrows(MlaException.class, () -> REF.forward(cache, TestData.gaussian(13, 11 * D), new int[] {a}, new int[] {11}, opt));
         assertEquals("latent cache full: capacity 16 tokens per sequence, sequence 0 holds 6, request appends 11 (needs 17)", cap.getMessage());
         for (int i = cache.addSequence(); i < 3; i = cache.addSequence()) {
             // fill the sequence slots
@@ -291,10 +293,10 @@ public class PagedLayerTest {
             LatentCache cache = paged(4, dt, 3);
             float[] prompt = TestData.gaussian(14, 6 * D), x = TestData.gaussian(15, 2 * D);
             int a = cache.addSequence();
-            REF.forward(cache, new int[] {a}, new int[] {6}, prompt, opt);
+            REF.forward(cache, prompt, new int[] {a}, new int[] {6}, opt);
             int b = cache.fork(a);
             assertEquals(1, cache.freeBlocks());
-            float[] y = REF.forward(cache, new int[] {a, b}, new int[] {1, 1}, x, opt);
+            float[] y = REF.forward(cache, x, new int[] {a, b}, new int[] {1, 1}, opt);
             assertEquals(0, cache.freeBlocks());
             for (int i = 0; i < 2; i++) {
                 float[] e = alone(REF, opt, dt, concat(prompt, Arrays.copyOfRange(x, i * D, (i + 1) * D)), new int[] {6, 1});
@@ -302,10 +304,10 @@ public class PagedLayerTest {
             }
             // contiguous, 2 sequences: 1 freed, its slot taken by a fork of 0; the step needs 1 copy, 1 block is free
             LatentCache contiguous = REF.newCache(2, 8, dt);
-            REF.forward(contiguous, new int[] {0}, new int[] {3}, Arrays.copyOf(prompt, 3 * D), opt);
+            REF.forward(contiguous, Arrays.copyOf(prompt, 3 * D), new int[] {0}, new int[] {3}, opt);
             contiguous.free(1);
             assertEquals(1, contiguous.fork(0));
-            float[] yc = REF.forward(contiguous, new int[] {0, 1}, new int[] {1, 1}, x, opt);
+            float[] yc = REF.forward(contiguous, x, new int[] {0, 1}, new int[] {1, 1}, opt);
             for (int i = 0; i < 2; i++) {
                 float[] e = alone(REF, opt, dt, concat(Arrays.copyOf(prompt, 3 * D), Arrays.copyOfRange(x, i * D, (i + 1) * D)), new int[] {3, 1});
                 TestData.assertClose(Arrays.copyOfRange(e, 3 * D, 4 * D), Arrays.copyOfRange(yc, i * D, (i + 1) * D), TOL, dt + " contiguous, sequence " + i);
@@ -320,15 +322,15 @@ public class PagedLayerTest {
         int a = cache.addSequence();
         String before = state(cache);
         assertEquals("sequence 1 is not in the cache (freed, or never added)",
-                assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {1}, new int[] {1}, new float[D], opt)).getMessage());
+                assertThrows(MlaException.class, () -> REF.forward(cache, new float[D], new int[] {1}, new int[] {1}, opt)).getMessage());
         assertEquals("sequence 0 appears twice in one step",
-                assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {a, a}, new int[] {1, 1}, new float[2 * D], opt)).getMessage());
+                assertThrows(MlaException.class, () -> REF.forward(cache, new float[2 * D], new int[] {a, a}, new int[] {1, 1}, opt)).getMessage());
         assertEquals("tokens of sequence 0 must be > 0, found 0",
-                assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {a}, new int[] {0}, new float[0], opt)).getMessage());
+                assertThrows(MlaException.class, () -> REF.forward(cache, new float[0], new int[] {a}, new int[] {0}, opt)).getMessage());
         assertEquals("input x: expected shape [3, 64] (192 floats), found 64 floats",
-                assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {a}, new int[] {3}, new float[D], opt)).getMessage());
+                assertThrows(MlaException.class, () -> REF.forward(cache, new float[D], new int[] {a}, new int[] {3}, opt)).getMessage());
         assertEquals("a step names 1 sequences but gives 2 token counts",
-                assertThrows(MlaException.class, () -> REF.forward(cache, new int[] {a}, new int[] {1, 1}, new float[D], opt)).getMessage());
+                assertThrows(MlaException.class, () -> REF.forward(cache, new float[D], new int[] {a}, new int[] {1, 1}, opt)).getMessage());
         assertEquals(before, state(cache));
     }
 
@@ -346,8 +348,8 @@ public class PagedLayerTest {
     private static void schedule(GraphExecutor ex, CacheDtype dt, long seed, double tol) {
         MlaLayer layer = new MlaLayer(REF.weights(), ex);
         java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
-        LatentCache cache = layer.newPagedCache(5, 24, 20, 3, dt);
-        cache.shuffleFreeBlocks(seed);
+        LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(5).maxSequenceLength(24).numBlocks(20).blockSize(3).dtype(dt).build());
+        CacheStorage.of(cache).shuffleFreeBlocks(seed);
         List<List<float[]>> history = new ArrayList<>();
         for (int b = 0; b < 5; b++) history.add(null);
         AttentionOptions[] opts = options();
@@ -394,7 +396,7 @@ public class PagedLayerTest {
                 String before = state(cache);
                 float[] y;
                 try {
-                    y = layer.forward(cache, idArr, nArr, x, opt);
+                    y = layer.forward(cache, x, idArr, nArr, opt);
                 } catch (MlaException e) {
                     assertTrue(e.getMessage().startsWith("latent cache pool exhausted"), what + ": " + e.getMessage());
                     assertEquals(before, state(cache), what + ": a refused step changed the cache");
@@ -426,7 +428,7 @@ public class PagedLayerTest {
     /** Every block is free or used, and used blocks' reference counts are the number of tables naming them. */
     private static void checkPool(LatentCache cache, String what) {
         int[] uses = new int[cache.numBlocks()];
-        for (int b = 0; b < cache.batch(); b++) {
+        for (int b = 0; b < cache.maxSequences(); b++) {
             if (cache.contains(b)) for (int block : cache.blockTable(b)) uses[block]++;
         }
         int free = 0;

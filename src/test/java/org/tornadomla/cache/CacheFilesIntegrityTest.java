@@ -40,7 +40,7 @@ class CacheFilesIntegrityTest {
 
     private String refused(Path file, CacheDtype dt) {
         LatentCache target = new LatentCache(c, 1, 8, dt);
-        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, target, 0)).getMessage();
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(target, 0, file)).getMessage();
         assertEquals(0, target.length(0), "the cache is unchanged");
         assertEquals(1, m.lines().count(), m);
         return m;
@@ -64,7 +64,7 @@ class CacheFilesIntegrityTest {
                 }
             }
             LatentCache ok = new LatentCache(c, 1, 8, dt);
-            CacheFiles.importInto(file, ok, 0);
+            CacheFiles.importInto(ok, 0, file);
             assertEquals(N, ok.length(0));
         }
     }
@@ -140,9 +140,9 @@ class CacheFilesIntegrityTest {
         assertEquals("file", assertThrows(NullPointerException.class, () -> CacheFiles.export(cache, 0, null)).getMessage());
         CacheFiles.export(cache, 0, f);
         assertEquals("sequence -1 out of range: the cache holds sequences 0 … 0",
-                assertThrows(MlaException.class, () -> CacheFiles.importInto(f, new LatentCache(c, 1, 8, CacheDtype.F32), -1)).getMessage());
+                assertThrows(MlaException.class, () -> CacheFiles.importInto(new LatentCache(c, 1, 8, CacheDtype.F32), -1, f)).getMessage());
         LatentCache other = new LatentCache(c, 1, 8, CacheDtype.F32);
-        CacheFiles.importInto(f, other, 0);
+        CacheFiles.importInto(other, 0, f);
         assertArrayEquals(cache.latent(0), other.latent(0));
     }
     @Test
@@ -151,7 +151,7 @@ class CacheFilesIntegrityTest {
         java.util.function.Supplier<SafeTensorsWriter> ok = () -> new SafeTensorsWriter()
                 .add("kv_cache", DType.F32, new long[] {N, dc}, new float[N * dc]).add("pe_cache", DType.F32, new long[] {N, dr}, new float[N * dr]);
         LatentCache target = new LatentCache(c, 1, 8, CacheDtype.F32);
-        CacheFiles.importInto(handMade("ok.safetensors", CacheDtype.F32, ok.get()), target, 0);   // the hand-made file itself is fine
+        CacheFiles.importInto(target, 0, handMade("ok.safetensors", CacheDtype.F32, ok.get()));   // the hand-made file itself is fine
         assertEquals(N, target.length(0));
         for (String key : new String[] {"crc32c.extra", "crc32c.kv_cache_int8", "comment", "crc32c."}) {
             String m = refused(handMade(key + ".safetensors", CacheDtype.F32, ok.get().metadata(key, "00000000")), CacheDtype.F32);

@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.MlaException;
@@ -35,7 +36,7 @@ class CacheFilesTest {
             CacheFiles.export(original, 1, file);
 
             LatentCache restored = decodeNode.newCache(1, 16, dt);
-            CacheFiles.importInto(file, restored, 0);
+            CacheFiles.importInto(restored, 0, file);
             assertEquals(7, restored.length(0));
             for (int step = 0; step < 3; step++) {
                 float[] x = TestData.gaussian(10 + step, c.hiddenSize());
@@ -67,31 +68,31 @@ class CacheFilesTest {
             LatentCache contiguous = layer.newCache(1, 16, dt);
             layer.prefill(contiguous, prompt, 7, AttentionPath.TILED);
             layer.decode(contiguous, next, AttentionPath.TILED);
-            LatentCache paged = layer.newPagedCache(3, 16, 9, 3, dt);
-            paged.shuffleFreeBlocks(2);
+            LatentCache paged = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(3).maxSequenceLength(16).numBlocks(9).blockSize(3).dtype(dt).build());
+            CacheStorage.of(paged).shuffleFreeBlocks(2);
             int other = paged.addSequence(), a = paged.addSequence();
-            layer.forward(paged, new int[] {other, a}, new int[] {4, 7}, TestData.concatRows(TestData.gaussian(5, 4 * d), prompt), AttentionOptions.of(AttentionPath.TILED));
+            layer.forward(paged, TestData.concatRows(TestData.gaussian(5, 4 * d), prompt), new int[] {other, a}, new int[] {4, 7}, AttentionOptions.of(AttentionPath.TILED));
             int fork = paged.fork(a);
-            layer.forward(paged, new int[] {fork}, new int[] {1}, next, AttentionOptions.of(AttentionPath.TILED));
+            layer.forward(paged, next, new int[] {fork}, new int[] {1}, AttentionOptions.of(AttentionPath.TILED));
             Path fromContiguous = dir.resolve("c-" + dt + ".safetensors"), fromPaged = dir.resolve("p-" + dt + ".safetensors");
             CacheFiles.export(contiguous, 0, fromContiguous);
             CacheFiles.export(paged, fork, fromPaged);
             assertArrayEquals(Files.readAllBytes(fromContiguous), Files.readAllBytes(fromPaged), dt + ": the same file");
 
-            LatentCache target = layer.newPagedCache(3, 16, 4, 4, dt);
+            LatentCache target = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(3).maxSequenceLength(16).numBlocks(4).blockSize(4).dtype(dt).build());
             int t = target.addSequence();
-            CacheFiles.importInto(fromPaged, target, t);
+            CacheFiles.importInto(target, t, fromPaged);
             assertEquals(8, target.length(t));
             assertEquals(2, target.blockTable(t).length);
             float[] x = TestData.gaussian(6, d);
             float[] expected = layer.decode(contiguous, x, AttentionPath.ABSORBED);
-            assertArrayEquals(expected, layer.forward(target, new int[] {t}, new int[] {1}, x, AttentionOptions.of(AttentionPath.ABSORBED)), dt + " after import");
+            assertArrayEquals(expected, layer.forward(target, x, new int[] {t}, new int[] {1}, AttentionOptions.of(AttentionPath.ABSORBED)), dt + " after import");
             // a pool with too few free blocks: refused, nothing changed
             int u = target.addSequence();
-            layer.forward(target, new int[] {u}, new int[] {4}, TestData.gaussian(7, 4 * d), AttentionOptions.of(AttentionPath.TILED));
+            layer.forward(target, TestData.gaussian(7, 4 * d), new int[] {u}, new int[] {4}, AttentionOptions.of(AttentionPath.TILED));
             int v = target.addSequence();
             float[] before = target.latent(u);
-            MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(fromContiguous, target, v));
+            MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(target, v, fromContiguous));
             assertEquals("latent cache pool exhausted: a write of 8 tokens needs 2 blocks of 4, 0 are free", e.getMessage());
             assertEquals(0, target.length(v));
             assertArrayEquals(before, target.latent(u));
@@ -109,17 +110,17 @@ class CacheFilesTest {
 
         MlaConfig otherTheta = new MlaConfig(64, 4, 32, 32, 16, 8, 12, 50000, 1e-6, 4096, 2, null);
         LatentCache otherThetas = new MlaLayer(MlaWeights.random(otherTheta, 5)).newCache(1, 8, CacheDtype.BF16);
-        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, otherThetas, 0)).getMessage();
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(otherThetas, 0, file)).getMessage();
         assertTrue(m.endsWith("they differ in config rope_theta 10000.0 vs 50000.0"), m);
         LatentCache f32 = new LatentCache(c, 1, 8, CacheDtype.F32);
-        m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, f32, 0)).getMessage();
+        m = assertThrows(MlaException.class, () -> CacheFiles.importInto(f32, 0, file)).getMessage();
         assertTrue(m.contains("cache dtype 'bf16', the target cache stores f32"), m);
         assertEquals(0, f32.length(0));
         LatentCache small = new LatentCache(c, 1, 4, CacheDtype.BF16);
-        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(file, small, 0)).getMessage().contains("do not fit"));
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(small, 0, file)).getMessage().contains("do not fit"));
         Path notACache = dir.resolve("w.safetensors");
         new org.tornadomla.weights.SafeTensorsWriter().add("kv_cache", new long[] {1}, new float[1]).write(notACache);
-        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(notACache, small, 0)).getMessage().contains("not a latent-cache file"));
+        assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(small, 0, notACache)).getMessage().contains("not a latent-cache file"));
         assertTrue(Files.size(file) > 6 * 40 * 2);
     }
 }

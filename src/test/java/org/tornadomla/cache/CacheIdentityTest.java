@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.Fp8Checkpoints;
@@ -67,7 +68,7 @@ class CacheIdentityTest {
     private String refusedImport(Path file, LatentCache target) {
         int before = target.length(0);
         float[] latent = target.latent(0);
-        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(file, target, 0)).getMessage();
+        String m = assertThrows(MlaException.class, () -> CacheFiles.importInto(target, 0, file)).getMessage();
         assertEquals(1, m.lines().count(), m);
         assertEquals(before, target.length(0), "the cache is unchanged");
         assertArrayEquals(latent, target.latent(0));
@@ -203,17 +204,17 @@ class CacheIdentityTest {
         assertEquals(a.identity(), b.identity());
         for (CacheDtype dt : CacheDtype.values()) {
             for (boolean paged : new boolean[] {false, true}) {
-                LatentCache src = paged ? a.newPagedCache(2, 16, 8, 4, dt) : a.newCache(1, 16, dt);
+                LatentCache src = paged ? a.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(dt).build()) : a.newCache(1, 16, dt);
                 int s = paged ? src.addSequence() : 0;
-                a.forward(src, new int[] {s}, new int[] {6}, TestData.gaussian(3, 6 * c.hiddenSize()), AttentionOptions.of(AttentionPath.TILED));
+                a.forward(src, TestData.gaussian(3, 6 * c.hiddenSize()), new int[] {s}, new int[] {6}, AttentionOptions.of(AttentionPath.TILED));
                 Path file = dir.resolve(dt + "-" + paged + ".safetensors");
                 CacheFiles.export(src, s, file);
-                LatentCache same = paged ? b.newPagedCache(2, 16, 8, 4, dt) : b.newCache(1, 16, dt);
+                LatentCache same = paged ? b.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(dt).build()) : b.newCache(1, 16, dt);
                 int t = paged ? same.addSequence() : 0;
-                CacheFiles.importInto(file, same, t);
+                CacheFiles.importInto(same, t, file);
                 LatentCache fresh = new LatentCache(c, 1, 16, dt);
                 assertNull(fresh.identity());
-                CacheFiles.importInto(file, fresh, 0);
+                CacheFiles.importInto(fresh, 0, file);
                 assertEquals(a.identity(), fresh.identity(), "an import gives a cache without an identity the file's");
                 for (LatentCache got : new LatentCache[] {same, fresh}) {
                     int g = got == same ? t : 0;
@@ -221,12 +222,12 @@ class CacheIdentityTest {
                     assertArrayEquals(bits(src.latent(s)), bits(got.latent(g)), what);
                     assertArrayEquals(bits(src.ropeKey(s)), bits(got.ropeKey(g)), what);
                     if (dt == CacheDtype.INT8 || dt == CacheDtype.FP8) {
-                        assertArrayEquals(src.quantised(s).values(), got.quantised(g).values(), what);
-                        assertArrayEquals(bits(src.quantised(s).scales()), bits(got.quantised(g).scales()), what);
+                        assertArrayEquals(CacheStorage.of(src).quantised(s).values(), CacheStorage.of(got).quantised(g).values(), what);
+                        assertArrayEquals(bits(CacheStorage.of(src).quantised(s).scales()), bits(CacheStorage.of(got).quantised(g).scales()), what);
                     }
                 }
                 // and the layer steps on the imported caches (a step of layer b on a's file: the same identity)
-                b.forward(same, new int[] {t}, new int[] {1}, TestData.gaussian(4, c.hiddenSize()), AttentionOptions.of(AttentionPath.ABSORBED));
+                b.forward(same, TestData.gaussian(4, c.hiddenSize()), new int[] {t}, new int[] {1}, AttentionOptions.of(AttentionPath.ABSORBED));
                 assertEquals(7, same.length(t));
             }
         }
@@ -322,7 +323,7 @@ class CacheIdentityTest {
                     + h128.identity().weightsSha256().substring(0, 12) + "… vs " + h16.identity().weightsSha256().substring(0, 12) + "…)", m);
             assertEquals(3, cache.length(0));
             assertArrayEquals(before, cache.latent(0));
-            assertThrows(MlaException.class, () -> h128.forward(cache, new int[] {0}, new int[] {1}, x, AttentionOptions.of(AttentionPath.NAIVE)));
+            assertThrows(MlaException.class, () -> h128.forward(cache, x, new int[] {0}, new int[] {1}, AttentionOptions.of(AttentionPath.NAIVE)));
             assertThrows(MlaException.class, () -> h128.graph(cache, 1, AttentionOptions.of(AttentionPath.TILED)));
             h16.decode(cache, x, AttentionPath.TILED);           // its own layer goes on
             assertEquals(4, cache.length(0));
@@ -332,14 +333,14 @@ class CacheIdentityTest {
     @Test
     void aStepOfAnotherLayerOrOtherWeightsIsRefused() {
         MlaLayer l0 = new MlaLayer(MlaWeights.random(c, 2, 0)), l1 = new MlaLayer(MlaWeights.random(c, 2, 1)), other = new MlaLayer(MlaWeights.random(c, 3, 0));
-        LatentCache cache = l0.newPagedCache(2, 16, 8, 4, CacheDtype.FP8);
+        LatentCache cache = l0.newPagedCache(PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(CacheDtype.FP8).build());
         int s = cache.addSequence();
         float[] x = TestData.gaussian(1, c.hiddenSize());
         AttentionOptions opt = AttentionOptions.of(AttentionPath.ABSORBED);
-        assertTrue(assertThrows(MlaException.class, () -> l1.forward(cache, new int[] {s}, new int[] {1}, x, opt)).getMessage().endsWith("they differ in layer 1 vs 0"));
-        assertTrue(assertThrows(MlaException.class, () -> other.forward(cache, new int[] {s}, new int[] {1}, x, opt)).getMessage().contains("they differ in weights"));
+        assertTrue(assertThrows(MlaException.class, () -> l1.forward(cache, x, new int[] {s}, new int[] {1}, opt)).getMessage().endsWith("they differ in layer 1 vs 0"));
+        assertTrue(assertThrows(MlaException.class, () -> other.forward(cache, x, new int[] {s}, new int[] {1}, opt)).getMessage().contains("they differ in weights"));
         assertEquals(0, cache.length(s));
-        l0.forward(cache, new int[] {s}, new int[] {1}, x, opt);
+        l0.forward(cache, x, new int[] {s}, new int[] {1}, opt);
         assertEquals(1, cache.length(s));
         cache.clear();
         assertEquals(l0.identity(), cache.identity(), "an identity stays through clear()");

@@ -1,5 +1,6 @@
 package org.tornadomla.fast;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.TestData;
 import org.tornadomla.cache.CacheDtype;
@@ -63,9 +64,9 @@ class FastKernelsTest {
         int[] seqStart = java.util.Arrays.copyOf(new int[] {cap - T - 7, 61}, B);   // partial tiles and blocks, different lengths
         int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, B, T, cap);
         float scale = 0.09f;
-        float[] f = cache.floats();
-        short[] h = cache.halves();
-        byte[] by = cache.bytes();
+        float[] f = CacheStorage.of(cache).floats();
+        short[] h = CacheStorage.of(cache).halves();
+        byte[] by = CacheStorage.of(cache).bytes();
 
         float[] sRef = new float[rows * heads * cap], sFast = new float[rows * heads * cap];
         AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, meta, rows, cap, cap, heads, DN, dr, dc, scale);

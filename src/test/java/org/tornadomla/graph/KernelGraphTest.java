@@ -1,5 +1,6 @@
 package org.tornadomla.graph;
 
+import org.tornadomla.cache.internal.CacheStorage;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
@@ -74,8 +75,8 @@ class KernelGraphTest {
         KernelGraph prefill = layer.graph(cache, 4, AttentionOptions.of(AttentionPath.NAIVE));
         assertEquals("prefill", prefill.name());
         assertTrue(prefill.tasks().stream().anyMatch(t -> t.name().equals("prefill.decompress")));
-        assertEquals(List.of(cache), prefill.states());
-        assertEquals(KernelGraph.Role.STATE, prefill.buffer(cache.floats()).role());
+        assertEquals(List.of(CacheStorage.of(cache)), prefill.states());
+        assertEquals(KernelGraph.Role.STATE, prefill.buffer(CacheStorage.of(cache).floats()).role());
         assertEquals(KernelGraph.Role.WEIGHT, prefill.buffers().stream().filter(bf -> bf.name().equals("kv_b_proj")).findFirst().orElseThrow().role());
     }
 }

@@ -1,5 +1,7 @@
 package org.tornadomla.store;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
@@ -90,8 +92,8 @@ class LatentCacheRowsTest {
             assertArrayEquals(src.latent(0), dst.latent(0), dt.toString());
             assertArrayEquals(src.ropeKey(0), dst.ropeKey(0), dt.toString());
             if (dt == CacheDtype.INT8 || dt == CacheDtype.FP8) {
-                assertArrayEquals(src.quantised(0).values(), dst.quantised(0).values(), dt.toString());
-                assertArrayEquals(src.quantised(0).scales(), dst.quantised(0).scales(), dt.toString());
+                assertArrayEquals(CacheStorage.of(src).quantised(0).values(), CacheStorage.of(dst).quantised(0).values(), dt.toString());
+                assertArrayEquals(CacheStorage.of(src).quantised(0).scales(), CacheStorage.of(dst).quantised(0).scales(), dt.toString());
             }
             assertEquals(from.read(0, 0, N), to.read(0, 0, N), dt + ": the packed rows are equal too");
             assertArrayEquals(otherLat, dst.latent(1), "the other sequence is untouched");
@@ -138,8 +140,8 @@ class LatentCacheRowsTest {
             BlockRows from = new LatentCacheRows(filled(dt, 0));
             LatentRows src = from.read(0, 0, N);
             // blocks of 4 handed out in a shuffled order: the 11 rows land in 3 scattered blocks
-            LatentCache paged = LatentCache.paged(c, 3, 32, 6, 4, dt);
-            paged.shuffleFreeBlocks(7);
+            LatentCache paged = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(3).maxSequenceLength(32).numBlocks(6).blockSize(4).dtype(dt).build());
+            CacheStorage.of(paged).shuffleFreeBlocks(7);
             int s0 = paged.addSequence();
             BlockRows to = new LatentCacheRows(paged);
             assertEquals(24, to.room(s0), dt + ": capacity 32, but only 6 free blocks of 4");

@@ -1,5 +1,7 @@
 package org.tornadomla.store;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -104,8 +106,8 @@ class RedisLatentStoreTest {
                 MlaLayer layer = new MlaLayer(MlaWeights.random(c, 40 + l, l), executor.get());
                 layers.add(layer);
                 if (pagedBlock > 0) {
-                    LatentCache cache = layer.newPagedCache(1, capacity, 2 * ((capacity + pagedBlock - 1) / pagedBlock), pagedBlock, dt);
-                    cache.shuffleFreeBlocks(l + 1);
+                    LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(1).maxSequenceLength(capacity).numBlocks(2 * ((capacity + pagedBlock - 1) / pagedBlock)).blockSize(pagedBlock).dtype(dt).build());
+                    CacheStorage.of(cache).shuffleFreeBlocks(l + 1);
                     cache.addSequence();
                     caches.add(cache);
                 } else {

@@ -1,5 +1,7 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
@@ -35,19 +37,19 @@ class FlashDecodeTest {
             if (blockSize == 0) {
                 cache = new LatentCache(c, B, CAP, dt);
             } else {
-                cache = LatentCache.paged(c, B, CAP, B * ((CAP + blockSize - 1) / blockSize), blockSize, dt);
-                cache.shuffleFreeBlocks(7);
+                cache = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(B).maxSequenceLength(CAP).numBlocks(B * ((CAP + blockSize - 1) / blockSize)).blockSize(blockSize).dtype(dt).build());
+                CacheStorage.of(cache).shuffleFreeBlocks(7);
                 for (int b = 0; b < B; b++) cache.addSequence();
             }
             for (int b = 0; b < B; b++) cache.write(b, TestData.gaussian(1 + b, CAP * DC), TestData.gaussian(5 + b, CAP * DR));
-            float[] kv32 = cache.floats();
-            short[] kv16 = cache.halves();
-            byte[] kv8 = cache.bytes();
+            float[] kv32 = CacheStorage.of(cache).floats();
+            short[] kv16 = CacheStorage.of(cache).halves();
+            byte[] kv8 = CacheStorage.of(cache).bytes();
             KernelGraph g = new KernelGraph("attn");
             float[] qLat = g.input("q_lat", TestData.gaussian(2, B * T * H * DC));
             float[] q = g.input("q", TestData.gaussian(3, B * T * H * (DN + DR)));
-            int[] meta = g.input("attnMeta", new int[cache.metaLength(B * T)]);
-            g.state("cache", cache);
+            int[] meta = g.input("attnMeta", new int[CacheStorage.of(cache).metaLength(B * T)]);
+            g.state("cache", CacheStorage.of(cache));
             float[] sTile = g.scratch("s_tile", new float[B * T * H * SPLITS * BC]);
             float[] oPart = g.scratch("o_split", new float[B * T * H * SPLITS * DC]);
             float[] ml = g.scratch("ml", new float[2 * B * T * H * SPLITS]);
@@ -60,7 +62,7 @@ class FlashDecodeTest {
                 // contexts 1 (only split 0 non-empty), 3 (empty splits), 37, 299 with a different one per sequence
                 int[][] starts = {{0, 0}, {2, 1}, {36, 120}, {298, 17}};
                 for (int[] st : starts) {
-                    cache.describe(meta, B * T, new int[] {0, 1}, st, new int[] {1, 1}, null);
+                    CacheStorage.of(cache).describe(meta, B * T, new int[] {0, 1}, st, new int[] {1, 1}, null);
                     jvm.execute(g);
                     float[] expected = oLat.clone();
                     java.util.Arrays.fill(oLat, Float.NaN);

@@ -1,5 +1,7 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -183,8 +185,8 @@ class GpuKernelsTest {
             if (blockSize == 0) {
                 cache = new LatentCache(c, batch, 37, dt);
             } else {
-                cache = LatentCache.paged(c, batch, 37, batch * 8, blockSize, dt);   // capacity 40
-                cache.shuffleFreeBlocks(3);
+                cache = LatentCache.paged(c, PagedCacheSpec.builder().maxSequences(batch).maxSequenceLength(37).numBlocks(batch * 8).blockSize(blockSize).dtype(dt).build());   // capacity 40
+                CacheStorage.of(cache).shuffleFreeBlocks(3);
                 for (int b = 0; b < batch; b++) cache.addSequence();
             }
             int cap = cache.capacity();
@@ -192,14 +194,14 @@ class GpuKernelsTest {
             KernelGraph g = new KernelGraph("scores_" + dt);
             float[] qLat = g.input("q_lat", TestData.gaussian(8, rows * heads * dc));
             float[] q = g.input("q", TestData.gaussian(9, rows * heads * (dn + dr)));
-            int[] meta = g.input("attnMeta", new int[cache.metaLength(rows)]);
-            g.state("cache", cache);
+            int[] meta = g.input("attnMeta", new int[CacheStorage.of(cache).metaLength(rows)]);
+            g.state("cache", CacheStorage.of(cache));
             float[] scores = g.output("scores", new float[rows * heads * cap]);
-            g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, cache.floats(), cache.halves(), cache.bytes(), dt.code, scores,
+            g.task("scores", AbsorbedAttention::absorbedScores, qLat, q, CacheStorage.of(cache).floats(), CacheStorage.of(cache).halves(), CacheStorage.of(cache).bytes(), dt.code, scores,
                     meta, rows, cap, cache.blockSize(), heads, dn, dr, dc, 0.05f);
             g.task("softmax", Softmax::softmax, scores, meta, rows, cap, heads);
             for (int[] st : new int[][] {{0, 3}, {17, 0}, {37 - tokens, 20}}) {
-                cache.describe(meta, rows, new int[] {0, 1}, st, new int[] {tokens, tokens}, null);
+                CacheStorage.of(cache).describe(meta, rows, new int[] {0, 1}, st, new int[] {tokens, tokens}, null);
                 Arrays.fill(scores, 0f);
                 new JvmExecutor().execute(g);
                 float[] expected = scores.clone();

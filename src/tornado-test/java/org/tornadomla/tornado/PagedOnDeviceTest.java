@@ -1,5 +1,7 @@
 package org.tornadomla.tornado;
 
+import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.cache.PagedCacheSpec;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.TestData;
 import org.tornadomla.attention.AttentionOptions;
@@ -32,8 +34,8 @@ class PagedOnDeviceTest {
                     if (!kernelContext && p != AttentionPath.TILED) continue;
                     AttentionOptions opt = new AttentionOptions(p, 2, 3);
                     for (CacheDtype dt : CacheDtype.values()) {
-                        LatentCache cache = layer.newPagedCache(4, 16, 16, 4, dt);
-                        cache.shuffleFreeBlocks(5);
+                        LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(4).maxSequenceLength(16).numBlocks(16).blockSize(4).dtype(dt).build());
+                        CacheStorage.of(cache).shuffleFreeBlocks(5);
                         float[][] y = PagedLayerTest.batched(layer, cache, opt);
                         for (int b = 0; b < PagedLayerTest.CHUNKS.length; b++) {
                             float[] expected = PagedLayerTest.alone(REF, opt, dt, PagedLayerTest.inputs(b), PagedLayerTest.CHUNKS[b]);
@@ -50,15 +52,15 @@ class PagedOnDeviceTest {
         AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED);
         for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.FP8}) {
             try (TornadoExecutor dev = new TornadoExecutor(null, null); MlaLayer layer = new MlaLayer(REF.weights(), dev)) {
-                LatentCache cache = layer.newPagedCache(4, 16, 12, 4, dt);
+                LatentCache cache = layer.newPagedCache(PagedCacheSpec.builder().maxSequences(4).maxSequenceLength(16).numBlocks(12).blockSize(4).dtype(dt).build());
                 float[] prompt = TestData.gaussian(1, 6 * D);
                 int a = cache.addSequence();
-                layer.forward(cache, new int[] {a}, new int[] {6}, prompt, opt);
+                layer.forward(cache, prompt, new int[] {a}, new int[] {6}, opt);
                 int built = dev.plansBuilt();
                 int b = cache.fork(a);
                 float[] x = TestData.gaussian(2, 2 * D);
                 // both decode in one step: a's partial block is copied on the device (cache_copy), b writes the original
-                float[] y = layer.forward(cache, new int[] {a, b}, new int[] {1, 1}, x, opt);
+                float[] y = layer.forward(cache, x, new int[] {a, b}, new int[] {1, 1}, opt);
                 for (int s = 0; s < 2; s++) {
                     float[] e = PagedLayerTest.alone(REF, opt, dt, PagedLayerTest.concat(prompt, Arrays.copyOfRange(x, s * D, (s + 1) * D)), new int[] {6, 1});
                     TestData.assertClose(Arrays.copyOfRange(e, 6 * D, 7 * D), Arrays.copyOfRange(y, s * D, (s + 1) * D), TOL, dt + " sequence " + s + " after the fork");
@@ -67,11 +69,11 @@ class PagedOnDeviceTest {
                 assertEquals(built, dev.plansBuilt(), dt + ": a decode step after the prompt reuses its plan");
                 // a continuous batch: a third sequence joins with a prompt (a mixed step), one leaves, decodes go on
                 int c = cache.addSequence();
-                layer.forward(cache, new int[] {a, c}, new int[] {1, 5}, TestData.gaussian(3, 6 * D), opt);
+                layer.forward(cache, TestData.gaussian(3, 6 * D), new int[] {a, c}, new int[] {1, 5}, opt);
                 cache.free(a);
                 for (int step = 0; step < 3; step++) {
                     int[] ids = step == 2 ? new int[] {c} : new int[] {b, c};
-                    layer.forward(cache, ids, step == 2 ? new int[] {1} : new int[] {1, 1}, TestData.gaussian(10 + step, ids.length * D), opt);
+                    layer.forward(cache, TestData.gaussian(10 + step, ids.length * D), ids, step == 2 ? new int[] {1} : new int[] {1, 1}, opt);
                 }
                 assertEquals(built, dev.plansBuilt(), dt + ": steps of 1 to 6 tokens, after joins, leaves and forks, run on the plan built first");
             }
