@@ -35,10 +35,10 @@ public record PagedCacheSpec(int maxSequences, int maxSequenceLength, int numBlo
         Objects.requireNonNull(dtype, "dtype");
         if (maxSequences <= 0) throw new MlaException("paged cache: max sequences must be > 0, found " + maxSequences);
         if (maxSequenceLength <= 0) throw new MlaException("paged cache: max sequence length must be > 0 tokens, found " + maxSequenceLength);
-        if (numBlocks <= 0) throw new MlaException("paged cache: the pool needs at least 1 block, found " + numBlocks);
         if (blockSize <= 0 || blockSize > MAX_BLOCK_SIZE) {
             throw new MlaException("paged cache: block size must be 1 … " + MAX_BLOCK_SIZE + " tokens, found " + blockSize);
         }
+        if (numBlocks <= 0) throw new MlaException("paged cache: the pool needs at least 1 block, found " + numBlocks);
     }
 
     /** A builder with the defaults: block size {@value #DEFAULT_BLOCK_SIZE}, bf16, a pool for every sequence at full length. */

@@ -32,10 +32,26 @@ public final class KernelGraph {
         STATE
     }
 
+    /**
+     * A named array of the graph and its role.
+     *
+     * @param name  its name in the graph
+     * @param array the array
+     * @param role  how executors move it
+     */
     public record Buffer(String name, Object array, Role role) {
     }
 
+    /**
+     * One kernel call.
+     *
+     * @param name   "graph.task"
+     * @param kernel the kernel method
+     * @param handle a handle that calls it on the JVM
+     * @param args   its arguments (a copy is kept)
+     */
     public record Task(String name, Method kernel, MethodHandle handle, Object[] args) {
+        /** Keeps a copy of the arguments. */
         public Task {
             args = args.clone();
         }
@@ -51,6 +67,7 @@ public final class KernelGraph {
             return args;
         }
 
+        /** The task's name without the graph's prefix. */
         public String id() {
             return name.substring(name.indexOf('.') + 1);
         }
@@ -62,38 +79,47 @@ public final class KernelGraph {
     private final List<Task> tasks = new ArrayList<>();
     private final List<DeviceResident> states = new ArrayList<>();
 
+    /** An empty graph; {@code name} prefixes its tasks' names. */
     public KernelGraph(String name) {
         this.name = name;
     }
 
+    /** The graph's name. */
     public String name() {
         return name;
     }
 
+    /** Every buffer, in the order declared. */
     public List<Buffer> buffers() {
         return Collections.unmodifiableList(buffers);
     }
 
+    /** Every task, in the order they run. */
     public List<Task> tasks() {
         return Collections.unmodifiableList(tasks);
     }
 
+    /** The device-resident states ({@link #state}) the graph reads and writes. */
     public List<DeviceResident> states() {
         return Collections.unmodifiableList(states);
     }
 
+    /** Declares {@code array} a weight (copied to a device once) and returns it. */
     public <T> T weight(String name, T array) {
         return add(name, array, Role.WEIGHT);
     }
 
+    /** Declares {@code array} an input (copied to the device before every run) and returns it. */
     public <T> T input(String name, T array) {
         return add(name, array, Role.INPUT);
     }
 
+    /** Declares {@code array} an output (copied back after every run) and returns it. */
     public <T> T output(String name, T array) {
         return add(name, array, Role.OUTPUT);
     }
 
+    /** Declares {@code array} scratch (device-only between tasks) and returns it. */
     public <T> T scratch(String name, T array) {
         return add(name, array, Role.SCRATCH);
     }
@@ -125,6 +151,7 @@ public final class KernelGraph {
         return array;
     }
 
+    /** The buffer of {@code array}, or null when it is not one of this graph's. */
     public Buffer buffer(Object array) {
         return byArray.get(array);
     }
@@ -179,78 +206,97 @@ public final class KernelGraph {
         return add(name, kernel, a);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 2 arguments. */
     public <A, B> KernelGraph task(String name, KernelRef.K2<A, B> kernel, A a, B b) {
         return add(name, kernel, a, b);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 3 arguments. */
     public <A, B, C> KernelGraph task(String name, KernelRef.K3<A, B, C> kernel, A a, B b, C c) {
         return add(name, kernel, a, b, c);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 4 arguments. */
     public <A, B, C, D> KernelGraph task(String name, KernelRef.K4<A, B, C, D> kernel, A a, B b, C c, D d) {
         return add(name, kernel, a, b, c, d);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 5 arguments. */
     public <A, B, C, D, E> KernelGraph task(String name, KernelRef.K5<A, B, C, D, E> kernel, A a, B b, C c, D d, E e) {
         return add(name, kernel, a, b, c, d, e);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 6 arguments. */
     public <A, B, C, D, E, F> KernelGraph task(String name, KernelRef.K6<A, B, C, D, E, F> kernel, A a, B b, C c, D d, E e, F f) {
         return add(name, kernel, a, b, c, d, e, f);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 7 arguments. */
     public <A, B, C, D, E, F, G> KernelGraph task(String name, KernelRef.K7<A, B, C, D, E, F, G> kernel, A a, B b, C c, D d, E e, F f, G g) {
         return add(name, kernel, a, b, c, d, e, f, g);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 8 arguments. */
     public <A, B, C, D, E, F, G, H> KernelGraph task(String name, KernelRef.K8<A, B, C, D, E, F, G, H> kernel, A a, B b, C c, D d, E e, F f, G g, H h) {
         return add(name, kernel, a, b, c, d, e, f, g, h);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 9 arguments. */
     public <A, B, C, D, E, F, G, H, I> KernelGraph task(String name, KernelRef.K9<A, B, C, D, E, F, G, H, I> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 10 arguments. */
     public <A, B, C, D, E, F, G, H, I, J> KernelGraph task(String name, KernelRef.K10<A, B, C, D, E, F, G, H, I, J> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 11 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K> KernelGraph task(String name, KernelRef.K11<A, B, C, D, E, F, G, H, I, J, K> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 12 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L> KernelGraph task(String name, KernelRef.K12<A, B, C, D, E, F, G, H, I, J, K, L> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 13 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M> KernelGraph task(String name, KernelRef.K13<A, B, C, D, E, F, G, H, I, J, K, L, M> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 14 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N> KernelGraph task(String name, KernelRef.K14<A, B, C, D, E, F, G, H, I, J, K, L, M, N> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 15 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O> KernelGraph task(String name, KernelRef.K15<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 16 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P> KernelGraph task(String name, KernelRef.K16<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 17 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q> KernelGraph task(String name, KernelRef.K17<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 18 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R> KernelGraph task(String name, KernelRef.K18<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 19 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S> KernelGraph task(String name, KernelRef.K19<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r, S s) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s);
     }
 
+    /** As {@link #task(String, KernelRef.K1, Object)}, for a kernel of 20 arguments. */
     public <A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T> KernelGraph task(String name, KernelRef.K20<A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T> kernel, A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l, M m, N n, O o, P p, Q q, R r, S s, T t) {
         return add(name, kernel, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t);
     }
