@@ -20,10 +20,12 @@ public class MlaException extends RuntimeException {
     /** Longest name {@link #quote} prints. */
     static final int MAX_NAME = 200;
 
+    /** An error about the caller's input, in one line. */
     public MlaException(String message) {
         super(oneLine(message));
     }
 
+    /** An error about the caller's input, with its cause (e.g. an I/O error). */
     public MlaException(String message, Throwable cause) {
         super(oneLine(message), cause);
     }
@@ -38,6 +40,7 @@ public class MlaException extends RuntimeException {
         return sb.append(']').toString();
     }
 
+    /** A shape as the messages write it: {@code [2, 3, 4]}. */
     public static String shape(int... dims) {
         long[] l = new long[dims.length];
         for (int i = 0; i < dims.length; i++) l[i] = dims[i];

@@ -19,6 +19,7 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits) 
     /** At most this many automatic splits: beyond it the combine step costs more than the parallelism gains. */
     public static final int AUTO_MAX_SPLITS = 64;
 
+    /** Checks the path, the tile size and the split count. */
     public AttentionOptions {
         Objects.requireNonNull(path, "path");
         if (tileSize <= 0 || tileSize > MAX_TILE) throw new MlaException("tile size must be in 1 … " + MAX_TILE + ", found " + tileSize);

@@ -85,10 +85,12 @@ public final class MlaLayer implements AutoCloseable {
         this.cosSinScale = RopeFrequencies.cosSinScale(c);
     }
 
+    /** The layer's config (its weights'). */
     public MlaConfig config() {
         return c;
     }
 
+    /** The layer's weights. */
     public MlaWeights weights() {
         return w;
     }

@@ -18,6 +18,7 @@ public enum CacheDtype {
 
     /** The code kernels take ({@link CacheLayout#F32} … {@link CacheLayout#FP8}). */
     public final int code;
+    /** Bytes per stored number (scales not counted). */
     public final int bytes;
 
     CacheDtype(int code, int bytes) {

@@ -40,6 +40,7 @@ public final class CacheFiles {
     private CacheFiles() {
     }
 
+    /** The format this version writes, in each file's metadata. */
     public static final String FORMAT = "tornado-mla/latent-cache/3";
     /** The format before per-tensor checksums. */
     static final String FORMAT_1 = "tornado-mla/latent-cache/1";

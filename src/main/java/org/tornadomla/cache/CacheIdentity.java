@@ -34,6 +34,7 @@ import java.util.TreeSet;
  * ({@link #differences}).
  */
 public record CacheIdentity(MlaConfig config, int layer, String weightsSha256) {
+    /** Checks the components. */
     public CacheIdentity {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(weightsSha256, "weightsSha256");

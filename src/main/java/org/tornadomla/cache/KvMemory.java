@@ -32,14 +32,17 @@ public final class KvMemory {
 
     /** A model's attention cache geometry. kvLoraRank &gt; 0 marks MLA. */
     public record Model(String name, int layers, int heads, int kvHeads, int keyDim, int valueDim, int kvLoraRank, int ropeDim) {
+        /** Whether this is an MLA model (a latent cache). */
         public boolean isMla() {
             return kvLoraRank > 0;
         }
 
+        /** An MLA model's geometry from its config. */
         public static Model of(String name, MlaConfig c) {
             return new Model(name, c.numHiddenLayers(), c.numHeads(), c.numHeads(), c.qkHeadDim(), c.vHeadDim(), c.kvLoraRank(), c.qkRopeHeadDim());
         }
 
+        /** A multi-head or grouped-query model (kvHeads = heads: MHA) for comparison. */
         public static Model gqa(String name, int layers, int heads, int kvHeads, int headDim) {
             return new Model(name, layers, heads, kvHeads, headDim, headDim, 0, 0);
         }

@@ -119,6 +119,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         return kvLoraRank + qkRopeHeadDim;
     }
 
+    /** Whether queries go through a low-rank latent (q_lora_rank set; V2-Lite has none). */
     public boolean hasQLora() {
         return qLoraRank > 0;
     }

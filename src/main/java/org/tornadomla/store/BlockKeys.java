@@ -60,12 +60,14 @@ public final class BlockKeys {
         this.blockSize = blockSize;
     }
 
+    /** Tokens per block. */
     public int blockSize() {
         return blockSize;
     }
 
     /** One block: its key, the digest the key is made of, its first position and its token count. */
     public record Key(String name, byte[] digest, int index, int start, int count, boolean partial) {
+        /** Checks the components. */
         public Key {
             digest = digest.clone();
         }

@@ -44,6 +44,7 @@ public final class BlockValue {
     private BlockValue() {
     }
 
+    /** The format this version writes, in each block value's header. */
     public static final String FORMAT = "tornado-mla/latent-block/2";
     static final byte[] MAGIC = {'M', 'L', 'A', 'B'};
     static final int VERSION = 2;
@@ -96,6 +97,7 @@ public final class BlockValue {
      * the layer and the block.
      */
     public record Expected(byte[] configSha, byte[] weightsSha, CacheDtype dtype, int kvLoraRank, int ropeDim, int layer, BlockKeys.Key key) {
+        /** Checks the components. */
         public Expected {
             Objects.requireNonNull(configSha, "configSha");
             if (configSha.length != 32) throw new MlaException("config hash: expected 32 bytes, found " + configSha.length);

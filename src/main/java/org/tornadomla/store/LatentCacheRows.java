@@ -29,6 +29,7 @@ public final class LatentCacheRows implements BlockRows {
 
     private final LatentCache cache;
 
+    /** The rows of {@code cache}, for a {@link LatentStore}. */
     public LatentCacheRows(LatentCache cache) {
         this.cache = Objects.requireNonNull(cache, "cache");
     }
@@ -38,6 +39,7 @@ public final class LatentCacheRows implements BlockRows {
         return caches.stream().map(c -> (BlockRows) new LatentCacheRows(c)).toList();
     }
 
+    /** The cache these rows are read from and written to. */
     public LatentCache cache() {
         return cache;
     }

@@ -35,6 +35,7 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
     private static final VarHandle I16 = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle I32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
+    /** Checks that the bytes hold whole rows of the dtype and width. */
     public LatentRows {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(data, "data");
@@ -65,6 +66,7 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
         return (int) CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim);
     }
 
+    /** Bytes of one row. */
     public int rowBytes() {
         return rowBytes(dtype, kvLoraRank, ropeDim);
     }

@@ -51,10 +51,12 @@ public final class LatentStore {
         this.configSha = HexFormat.of().parseHex(configHash);
     }
 
+    /** How this store cuts and moves sequences. */
     public StoreOptions options() {
         return options;
     }
 
+    /** The server's address, {@code redis://HOST:PORT} (no credentials). */
     public String address() {
         return store.address();
     }
@@ -77,6 +79,7 @@ public final class LatentStore {
      * rest), and when it stopped early, why ({@code stopped}: which block of which layer, and what was wrong).
      */
     public record PullResult(int tokens, int requested, Transfer transfer, String stopped) {
+        /** Whether every requested token was loaded. */
         public boolean complete() {
             return tokens == requested;
         }

@@ -6,12 +6,14 @@ import java.util.Objects;
 
 /** A store's address, {@code redis://HOST:PORT} (HOST a name, an IPv4 address or an IPv6 address in brackets). */
 public record StoreAddress(String host, int port) {
+    /** Checks the host (not empty) and the port (1 … 65535). */
     public StoreAddress {
         Objects.requireNonNull(host, "host");
         if (host.isEmpty()) throw new MlaException("store address: empty host");
         if (port < 1 || port > 65535) throw new MlaException("store address: port must be in 1 … 65535, found " + port);
     }
 
+    /** Parses {@code redis://HOST:PORT}; refused, quoting it, when it is not of that form. */
     public static StoreAddress parse(String uri) {
         Objects.requireNonNull(uri, "uri");
         String expected = "expected redis://HOST:PORT, found " + MlaException.quote(uri);

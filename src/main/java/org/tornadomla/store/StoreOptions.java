@@ -16,10 +16,14 @@ import java.util.Objects;
  *                   enough to keep memory and the server's buffers low
  */
 public record StoreOptions(int blockSize, Duration ttl, int chunkBytes) {
+    /** Tokens per block unless chosen. */
     public static final int DEFAULT_BLOCK = 64;
+    /** How long a pushed block lives unless chosen. */
     public static final Duration DEFAULT_TTL = Duration.ofHours(1);
+    /** Bytes per round trip unless chosen. */
     public static final int DEFAULT_CHUNK = 4 << 20;
 
+    /** Checks the block size, a ttl &ge; 0 and a chunk of at least one byte. */
     public StoreOptions {
         Objects.requireNonNull(ttl, "ttl");
         if (blockSize < 1 || blockSize > BlockKeys.MAX_BLOCK) {
@@ -29,18 +33,22 @@ public record StoreOptions(int blockSize, Duration ttl, int chunkBytes) {
         if (chunkBytes < 1) throw new MlaException("store chunk must be >= 1 byte, found " + chunkBytes);
     }
 
+    /** Blocks of {@value #DEFAULT_BLOCK} tokens, a ttl of one hour, 4 MiB per round trip. */
     public static StoreOptions defaults() {
         return new StoreOptions(DEFAULT_BLOCK, DEFAULT_TTL, DEFAULT_CHUNK);
     }
 
+    /** These options with another block size. */
     public StoreOptions withBlockSize(int tokens) {
         return new StoreOptions(tokens, ttl, chunkBytes);
     }
 
+    /** These options with another ttl ({@link Duration#ZERO}: no expiry). */
     public StoreOptions withTtl(Duration t) {
         return new StoreOptions(blockSize, t, chunkBytes);
     }
 
+    /** These options with another round-trip size. */
     public StoreOptions withChunkBytes(int bytes) {
         return new StoreOptions(blockSize, ttl, bytes);
     }

@@ -17,6 +17,7 @@ public final class Bf16Bits {
         return (short) ((bits + rounding) >>> 16);
     }
 
+    /** The float a bfloat16 bit pattern stands for. */
     public static float decode(short bits) {
         return Float.intBitsToFloat((bits & 0xFFFF) << 16);
     }

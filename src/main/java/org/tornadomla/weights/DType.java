@@ -7,15 +7,30 @@ import org.tornadomla.MlaException;
  * dtypes read as bytes only under their own name ({@link SafeTensorsFile#readBytes}).
  */
 public enum DType {
-    BOOL(1), U8(1), I8(1), F8_E5M2(1), F8_E4M3(1), I16(2), U16(2), F16(2), BF16(2), I32(4), U32(4), F32(4),
-    F64(8), I64(8), U64(8);
+    /** Booleans, one byte each. */ BOOL(1),
+    /** Unsigned 8-bit integers. */ U8(1),
+    /** Signed 8-bit integers. */ I8(1),
+    /** 8-bit floats, 5 exponent and 2 mantissa bits. */ F8_E5M2(1),
+    /** 8-bit floats, 4 exponent and 3 mantissa bits (DeepSeek's FP8 weights). */ F8_E4M3(1),
+    /** Signed 16-bit integers. */ I16(2),
+    /** Unsigned 16-bit integers. */ U16(2),
+    /** IEEE half precision. */ F16(2),
+    /** bfloat16. */ BF16(2),
+    /** Signed 32-bit integers. */ I32(4),
+    /** Unsigned 32-bit integers. */ U32(4),
+    /** IEEE single precision. */ F32(4),
+    /** IEEE double precision. */ F64(8),
+    /** Signed 64-bit integers. */ I64(8),
+    /** Unsigned 64-bit integers. */ U64(8);
 
+    /** Bytes per element. */
     public final int bytes;
 
     DType(int bytes) {
         this.bytes = bytes;
     }
 
+    /** Whether this dtype reads as floats: F32, BF16, F16 or F64. */
     public boolean isFloat() {
         return this == F32 || this == BF16 || this == F16 || this == F64;
     }

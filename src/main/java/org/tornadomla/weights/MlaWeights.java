@@ -154,6 +154,7 @@ public final class MlaWeights {
 
     // ------------------------------------------------------------------ reading
 
+    /** The config these weights are shaped for. */
     public MlaConfig config() {
         return config;
     }
@@ -253,10 +254,12 @@ public final class MlaWeights {
 
     /** One weight: its HF name suffix and its shape from the config. */
     public record Tensor(String hfName, long[] shape) {
+        /** Keeps a copy of the shape. */
         public Tensor {
             shape = shape.clone();
         }
 
+        /** The shape, [out, in] or [n] (a copy). */
         @Override
         public long[] shape() {
             return shape.clone();
@@ -283,6 +286,7 @@ public final class MlaWeights {
         return List.of(new Tensor("q_proj.weight", new long[] {qOut, d}), kvA, kvNorm, kvB, o);
     }
 
+    /** The Hugging Face name prefix of layer {@code layer}'s attention: {@code model.layers.N.self_attn.}. */
     public static String prefix(int layer) {
         return "model.layers." + layer + ".self_attn.";
     }

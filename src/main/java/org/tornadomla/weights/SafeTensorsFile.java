@@ -82,6 +82,7 @@ public final class SafeTensorsFile implements TensorSource {
         return "; it begins with the text " + MlaException.quote(t + (size > n ? "..." : ""));
     }
 
+    /** Opens and checks a safetensors file (header, offsets, sizes); refused, naming the file and what is wrong, when it is not one. */
     public static SafeTensorsFile open(Path path) {
         Objects.requireNonNull(path, "path");
         if (!Files.exists(path)) throw new MlaException("file not found: " + path);
@@ -223,10 +224,12 @@ public final class SafeTensorsFile implements TensorSource {
         return out;
     }
 
+    /** The file's path. */
     public Path path() {
         return path;
     }
 
+    /** The header's {@code __metadata__} strings (empty when it has none). */
     public Map<String, String> metadata() {
         return Collections.unmodifiableMap(metadata);
     }

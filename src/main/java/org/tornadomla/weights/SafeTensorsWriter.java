@@ -36,10 +36,12 @@ public final class SafeTensorsWriter {
     private final Map<String, String> metadata = new LinkedHashMap<>();
     private boolean checksums;
 
+    /** Adds an F32 tensor. */
     public SafeTensorsWriter add(String name, long[] shape, float[] data) {
         return add(name, DType.F32, shape, data);
     }
 
+    /** Adds a tensor stored as {@code dtype}: F32, BF16 or F16 (rounded to nearest even). */
     public SafeTensorsWriter add(String name, DType dtype, long[] shape, float[] data) {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(data, "data");
@@ -78,6 +80,7 @@ public final class SafeTensorsWriter {
         }
     }
 
+    /** Adds a {@code __metadata__} string. */
     public SafeTensorsWriter metadata(String key, String value) {
         metadata.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
         return this;

@@ -37,6 +37,7 @@ public final class ShardedSafeTensors implements TensorSource {
         this.weightMap = weightMap;
     }
 
+    /** Opens a sharded checkpoint from its {@code model.safetensors.index.json}; refused, naming the file, when the index or a shard is not as expected. */
     public static ShardedSafeTensors open(Path index) {
         Objects.requireNonNull(index, "index");
         JsonElement root = Json.readFile(index, Json.MAX_INDEX_BYTES, "index");

@@ -6,6 +6,7 @@ import java.util.Arrays;
 
 /** One tensor of a safetensors file: dtype, shape and its byte range [begin, end) in the data section. */
 public record TensorInfo(String name, DType dtype, long[] shape, long begin, long end) {
+    /** Keeps a copy of the shape. */
     public TensorInfo {
         shape = shape.clone();
     }
@@ -24,6 +25,7 @@ public record TensorInfo(String name, DType dtype, long[] shape, long begin, lon
         return n;
     }
 
+    /** The shape as {@code [a, b]}. */
     public String shapeString() {
         return MlaException.shape(shape);
     }

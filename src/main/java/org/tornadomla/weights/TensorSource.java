@@ -11,6 +11,7 @@ import java.util.Set;
 /** Named tensors read from safetensors: one file, or a sharded checkpoint with an index. */
 public interface TensorSource extends AutoCloseable {
 
+    /** The names of every tensor the source holds. */
     Set<String> names();
 
     /** The tensor's description, or null when there is no such tensor. */

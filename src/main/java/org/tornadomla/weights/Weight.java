@@ -199,6 +199,7 @@ public final class Weight {
         return shape.clone();
     }
 
+    /** How the weight is stored. */
     public WeightDtype dtype() {
         return dtype;
     }
