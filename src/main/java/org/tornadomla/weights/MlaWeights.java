@@ -26,6 +26,11 @@ import java.util.SplittableRandom;
  * it is; the two norm weights are f32 (a few kB). With q_lora_rank = 0 the query is a plain q_proj and
  * {@link #qA()}, {@link #qANorm()}, {@link #qB()} are null; otherwise {@link #q()} is null.
  *
+ * <p>A sparse config ({@link MlaConfig#sparse()}, DeepSeek-V3.2) adds the lightning indexer's
+ * {@code self_attn.indexer.*}: wq_b and wk, projections held like the others; k_norm's weight and bias, f32; and
+ * weights_proj, held f32 whatever the checkpoint stores (DeepSeek computes it in fp32; V3.2's FP8 checkpoint
+ * stores it BF16). A dense config has none of them.
+ *
  * <p>No array is exposed: each tensor is a {@link Weight}, which gives copies ({@link Weight#toFloats()}) and
  * adds its storage to a kernel graph only through the tasks that use it.
  *
@@ -84,7 +89,7 @@ public final class MlaWeights {
                 throw new MlaException("weight " + MlaException.quote(w.name()) + ": expected shape " + MlaException.shape(t.shape)
                         + ", found " + MlaException.shape(w.shape()));
             }
-            if (t.shape.length == 2) {
+            if (t.isProjection()) {
                 if (d != null && d != w.dtype()) throw new MlaException("projection weights must share one dtype, found " + d + " and " + w.dtype());
                 d = w.dtype();
             }
@@ -231,6 +236,31 @@ public final class MlaWeights {
         return weights.get("o_proj.weight");
     }
 
+    /** indexer.wq_b [n_idx·d_idx, q_lora_rank], or null for a dense config. */
+    public Weight indexerWqB() {
+        return weights.get(INDEXER_WQ_B);
+    }
+
+    /** indexer.wk [d_idx, D], or null for a dense config. */
+    public Weight indexerWk() {
+        return weights.get(INDEXER_WK);
+    }
+
+    /** indexer.k_norm.weight [d_idx], f32, or null for a dense config. */
+    public Weight indexerKNorm() {
+        return weights.get(INDEXER_K_NORM);
+    }
+
+    /** indexer.k_norm.bias [d_idx], f32, or null for a dense config. */
+    public Weight indexerKNormBias() {
+        return weights.get(INDEXER_K_NORM_BIAS);
+    }
+
+    /** indexer.weights_proj [n_idx, D], f32, or null for a dense config. */
+    public Weight indexerWeightsProj() {
+        return weights.get(INDEXER_WEIGHTS_PROJ);
+    }
+
     /**
      * Bytes the weights hold, measured from the live arrays (the sum of {@link Weight#bytes()}). For
      * DeepSeek-V3's layer: 748.4 MB in f32, 374.2 MB in bf16, 187.2 MB in fp8 (docs/checkpoints.md).
@@ -246,7 +276,7 @@ public final class MlaWeights {
         Objects.requireNonNull(target, "target");
         if (target == dtype) return this;
         List<Weight> out = new ArrayList<>();
-        for (Weight w : weights.values()) out.add(w.shape().length == 2 ? w.to(target) : w);
+        for (Map.Entry<String, Weight> e : weights.entrySet()) out.add(isProjection(e.getKey(), e.getValue().shape()) ? e.getValue().to(target) : e.getValue());
         return new MlaWeights(config, layer, out, kvDigest);
     }
 
@@ -265,10 +295,27 @@ public final class MlaWeights {
             return shape.clone();
         }
 
-        /** A projection ([out, in]) rather than a norm ([n]). */
+        /**
+         * A projection ([out, in]) held in the layer's weight form, rather than a norm ([n]) or the indexer's
+         * weights_proj, which are held f32.
+         */
         public boolean isProjection() {
-            return shape.length == 2;
+            return MlaWeights.isProjection(hfName, shape);
         }
+
+        /** Numbers it holds. */
+        long numbers() {
+            return shape.length == 1 ? shape[0] : shape[0] * shape[1];
+        }
+    }
+
+    /** HF name suffixes of the indexer's tensors (sparse configs). */
+    static final String INDEXER_WQ_B = "indexer.wq_b.weight", INDEXER_WK = "indexer.wk.weight",
+            INDEXER_K_NORM = "indexer.k_norm.weight", INDEXER_K_NORM_BIAS = "indexer.k_norm.bias",
+            INDEXER_WEIGHTS_PROJ = "indexer.weights_proj.weight";
+
+    private static boolean isProjection(String hfName, long[] shape) {
+        return shape.length == 2 && !hfName.equals(INDEXER_WEIGHTS_PROJ);
     }
 
     /** The weights a config needs, with HF names (without the layer prefix) and [out, in] shapes. */
@@ -279,11 +326,18 @@ public final class MlaWeights {
         Tensor kvNorm = new Tensor("kv_a_layernorm.weight", new long[] {dc});
         Tensor kvB = new Tensor("kv_b_proj.weight", new long[] {h * (c.qkNopeHeadDim() + c.vHeadDim()), dc});
         Tensor o = new Tensor("o_proj.weight", new long[] {d, h * c.vHeadDim()});
-        if (c.hasQLora()) {
-            return List.of(new Tensor("q_a_proj.weight", new long[] {rq, d}), new Tensor("q_a_layernorm.weight", new long[] {rq}),
-                    new Tensor("q_b_proj.weight", new long[] {qOut, rq}), kvA, kvNorm, kvB, o);
+        if (!c.hasQLora()) return List.of(new Tensor("q_proj.weight", new long[] {qOut, d}), kvA, kvNorm, kvB, o);
+        List<Tensor> out = new ArrayList<>(List.of(new Tensor("q_a_proj.weight", new long[] {rq, d}), new Tensor("q_a_layernorm.weight", new long[] {rq}),
+                new Tensor("q_b_proj.weight", new long[] {qOut, rq}), kvA, kvNorm, kvB, o));
+        if (c.sparse()) {                   // MlaConfig: a sparse config has a query latent
+            long n = c.indexer().nHeads(), hd = c.indexer().headDim();
+            out.add(new Tensor(INDEXER_WQ_B, new long[] {n * hd, rq}));
+            out.add(new Tensor(INDEXER_WK, new long[] {hd, d}));
+            out.add(new Tensor(INDEXER_K_NORM, new long[] {hd}));
+            out.add(new Tensor(INDEXER_K_NORM_BIAS, new long[] {hd}));
+            out.add(new Tensor(INDEXER_WEIGHTS_PROJ, new long[] {n, d}));
         }
-        return List.of(new Tensor("q_proj.weight", new long[] {qOut, d}), kvA, kvNorm, kvB, o);
+        return List.copyOf(out);
     }
 
     /** The Hugging Face name prefix of layer {@code layer}'s attention: {@code model.layers.N.self_attn.}. */
@@ -307,7 +361,9 @@ public final class MlaWeights {
      * F32, BF16, F16 and F64 tensors are read as floats; an F8_E4M3 projection needs its block scales
      * {@code <name>_scale_inv}, F32 [ceil(out/128), ceil(in/128)] (a missing or wrong-shaped one is an error
      * naming both tensors and shapes), and e4m3 NaN codes are refused. Block scales beside a weight that is
-     * not F8_E4M3 are refused too: the weight would be read without them.
+     * not F8_E4M3 are refused too: the weight would be read without them. A sparse config also reads the
+     * indexer's tensors (wq_b and wk as projections; weights_proj, F32/BF16 or F8_E4M3 with scales, into f32);
+     * a checkpoint without them is refused naming the first one missing.
      */
     public static MlaWeights load(TensorSource src, MlaConfig c, int layer, WeightDtype dtype) {
         Objects.requireNonNull(src, "src");
@@ -318,12 +374,15 @@ public final class MlaWeights {
         for (Tensor t : tensors(c)) {
             TensorInfo info = require(src, c, p, t);
             allFp8 &= !t.isProjection() || info.dtype() == DType.F8_E4M3;
+            if (t.shape.length == 1 && info.dtype() == DType.F8_E4M3) {
+                throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
+            }
         }
         WeightDtype target = dtype != null ? dtype : allFp8 ? WeightDtype.FP8 : WeightDtype.F32;
         // what is kept, plus, for the one tensor being converted, what is read and its f32 copy
         long held = 0, converting = 0;
         for (Tensor t : tensors(c)) {
-            long n = t.shape[0] * (t.isProjection() ? t.shape[1] : 1);
+            long n = t.numbers();
             held += n * (t.isProjection() ? target.bytesPerNumber : 4);
             boolean fp8 = src.info(p + t.hfName).dtype() == DType.F8_E4M3;
             boolean asStored = !t.isProjection() || (fp8 ? target == WeightDtype.FP8 : target == WeightDtype.F32);
@@ -333,13 +392,10 @@ public final class MlaWeights {
         List<Weight> out = new ArrayList<>();
         Weight kvA = null, kvANorm = null;       // as the checkpoint holds them, for the identity
         for (Tensor t : tensors(c)) {
-            if (!t.isProjection() && src.info(p + t.hfName).dtype() == DType.F8_E4M3) {
-                throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
-            }
             Weight w = Weight.read(src, p + t.hfName, t.shape);
             if (t.hfName.equals("kv_a_proj_with_mqa.weight")) kvA = w;
             if (t.hfName.equals("kv_a_layernorm.weight")) kvANorm = w;
-            out.add(t.isProjection() ? w.to(target) : w);
+            out.add(t.isProjection() ? w.to(target) : w.to(WeightDtype.F32));
         }
         return new MlaWeights(c, layer, out, digest(kvA, kvANorm));
     }
@@ -352,7 +408,10 @@ public final class MlaWeights {
             String hint = c.hasQLora() && src.info(p + "q_proj.weight") != null
                     ? " (the weights have q_proj: is q_lora_rank 0 for this model?)"
                     : !c.hasQLora() && src.info(p + "q_a_proj.weight") != null
-                    ? " (the weights have q_a_proj: does the config lack q_lora_rank?)" : "";
+                    ? " (the weights have q_a_proj: does the config lack q_lora_rank?)"
+                    : t.hfName.startsWith("indexer.")
+                    ? " (the config is sparse, with index_n_heads " + c.indexer().nHeads() + ": a DeepSeek-V3.2-style checkpoint has the indexer's "
+                    + "weights; is this a dense model's checkpoint?)" : "";
             throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(t.shape) + ")" + hint);
         }
         info.requireShape(t.shape);
@@ -403,7 +462,7 @@ public final class MlaWeights {
 
     /**
      * Seeded random f32 weights with the scale of a trained layer: projections N(0, 1/in), so activations stay
-     * O(1), and norm weights 1 + N(0, 0.1²); layer 0.
+     * O(1), norm weights 1 + N(0, 0.1²), the indexer's k_norm bias N(0, 0.1²); layer 0.
      */
     public static MlaWeights random(MlaConfig c, long seed) {
         return random(c, seed, 0);
@@ -421,7 +480,9 @@ public final class MlaWeights {
         for (Tensor t : tensors(c)) {
             int n = (int) (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);   // MlaConfig checked it fits
             float[] a = new float[n];
-            if (t.shape.length == 1) {
+            if (t.hfName.equals(INDEXER_K_NORM_BIAS)) {
+                for (int i = 0; i < n; i++) a[i] = (float) (0.1 * gaussian(rnd));
+            } else if (t.shape.length == 1) {
                 for (int i = 0; i < n; i++) a[i] = (float) (1 + 0.1 * gaussian(rnd));
             } else {
                 double std = 1 / Math.sqrt(t.shape[1]);

@@ -466,7 +466,8 @@ class CliTest {
         // the MHA/GQA models are kv-memory's comparison models, not MLA presets
         Run llama = mla("demo", "--preset", "llama-2-7b");
         assertEquals(2, llama.code);
-        assertTrue(llama.err.contains("unknown preset 'llama-2-7b' (MLA presets: deepseek-v3, deepseek-r1, deepseek-v2, deepseek-v2-lite)"), llama.err);
+        assertTrue(llama.err.contains("unknown preset 'llama-2-7b' (MLA presets: deepseek-v3, deepseek-r1, deepseek-v2, deepseek-v2-lite, deepseek-v3.2, kimi-k2, glm-5, "
+                + "minicpm3-4b)"), llama.err);
         assertEquals(0, mla("kv-memory", "--preset", "llama-2-7b").code);
         Run unknown = mla("kv-memory", "--preset", "gpt-5");
         assertTrue(unknown.err.contains("deepseek-r1") && unknown.err.contains("MHA/GQA comparison models: llama-3.1-405b"), unknown.err);

@@ -113,7 +113,8 @@ class MlaConfigTest {
         assertTrue(v3.fp8Weights());
         // DeepSeek-R1 is V3's architecture: the same attention config
         assertEquals(v3, MlaConfig.preset("DeepSeek-R1"));
-        assertEquals(List.of("deepseek-v3", "deepseek-r1", "deepseek-v2", "deepseek-v2-lite"), MlaConfig.PRESETS);
+        assertEquals(List.of("deepseek-v3", "deepseek-r1", "deepseek-v2", "deepseek-v2-lite", "deepseek-v3.2", "kimi-k2", "glm-5", "minicpm3-4b"),
+                MlaConfig.PRESETS);
         for (String name : MlaConfig.PRESETS) assertEquals(MlaConfig.preset(name), MlaConfig.fromJson(MlaConfig.preset(name).toJson()));
         // V2: 192^(-1/2)·(0.1·0.707·ln 40 + 1)² = 0.114721, as V2-Lite (the same YaRN values)
         assertEquals(0.114721, v2.softmaxScale(), 1e-6);
