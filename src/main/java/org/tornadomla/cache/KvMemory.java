@@ -30,8 +30,17 @@ public final class KvMemory {
     /** FlashMLA's fp8 cache row: 512 e4m3 bytes + 4 fp32 scales + 64 bf16 rope numbers = 656 bytes. */
     public static final int MLA_FP8_FLASHMLA_BYTES = 512 + 4 * 4 + 64 * 2;
 
-    /** A model's attention cache geometry. kvLoraRank &gt; 0 marks MLA. */
-    public record Model(String name, int layers, int heads, int kvHeads, int keyDim, int valueDim, int kvLoraRank, int ropeDim) {
+    /**
+     * A model's attention cache geometry. kvLoraRank &gt; 0 marks MLA; indexerBytes &gt; 0 marks DeepSeek Sparse
+     * Attention, whose lightning indexer caches that many bytes per token and layer beside the latent (V3.2: an
+     * e4m3 key of 128 and its fp32 scale, 132), whatever the latent's dtype.
+     */
+    public record Model(String name, int layers, int heads, int kvHeads, int keyDim, int valueDim, int kvLoraRank, int ropeDim, int indexerBytes) {
+        /** A model without an indexer (dense attention). */
+        public Model(String name, int layers, int heads, int kvHeads, int keyDim, int valueDim, int kvLoraRank, int ropeDim) {
+            this(name, layers, heads, kvHeads, keyDim, valueDim, kvLoraRank, ropeDim, 0);
+        }
+
         /** Whether this is an MLA model (a latent cache). */
         public boolean isMla() {
             return kvLoraRank > 0;
@@ -39,7 +48,8 @@ public final class KvMemory {
 
         /** An MLA model's geometry from its config. */
         public static Model of(String name, MlaConfig c) {
-            return new Model(name, c.numHiddenLayers(), c.numHeads(), c.numHeads(), c.qkHeadDim(), c.vHeadDim(), c.kvLoraRank(), c.qkRopeHeadDim());
+            return new Model(name, c.numHiddenLayers(), c.numHeads(), c.numHeads(), c.qkHeadDim(), c.vHeadDim(), c.kvLoraRank(), c.qkRopeHeadDim(),
+                    c.sparse() ? c.indexer().cacheBytesPerToken() : 0);
         }
 
         /** A multi-head or grouped-query model (kvHeads = heads: MHA) for comparison. */

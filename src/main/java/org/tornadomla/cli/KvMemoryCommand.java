@@ -138,6 +138,13 @@ public final class KvMemoryCommand implements Callable<Integer> {
                             m.isMla() ? String.format("%.1f×", (double) s.numbersPerTokenPerLayer() / mla) : "");
                     data.addValue(perToken, s.name().replaceAll(" \\(.*", "") + (dtypes.size() > 1 ? " " + d : ""), m.name());
                 }
+                if (m.indexerBytes() > 0) {
+                    // DSA: the indexer's FP8 keys travel with the latent, in every layer, whatever the latent's dtype
+                    long perLayer = mla * bytes + m.indexerBytes(), perToken = perLayer * m.layers();
+                    double request = (double) perToken * context;
+                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA + DSA indexer keys (" + m.indexerBytes() + " B)", d, "",
+                            perLayer, perToken, KvMemory.human(request), KvMemory.human(request * batch));
+                }
                 if (m.isMla() && (d.equals("fp8") || d.equals("int8"))) {
                     double request = (double) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers() * context;
                     out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA fp8, FlashMLA layout (656 B)", d, "",

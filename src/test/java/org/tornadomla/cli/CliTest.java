@@ -463,6 +463,13 @@ class CliTest {
         // V2: 576 numbers · 2 bytes · 60 layers = 69,120 bytes per token; R1 is V3's 61 layers: 70,272
         assertTrue(mla("kv-memory", "--preset", "deepseek-v2").out.contains("69,120"));
         assertTrue(mla("kv-memory", "--preset", "deepseek-r1").out.contains("70,272"));
+        // V3.2 (DSA) caches the indexer's e4m3 key and scale beside the latent: bf16 1,152 + 132 = 1,284 B per layer, · 61 = 78,324
+        Run v32 = mla("kv-memory", "--preset", "deepseek-v3.2", "--dtype", "bf16,fp8");
+        String bf16 = v32.out.lines().filter(l -> l.contains("MLA + DSA indexer keys (132 B)") && l.contains(" bf16 ")).findFirst().orElseThrow();
+        assertTrue(bf16.contains("1,284") && bf16.contains("78,324"), bf16);
+        String fp8 = v32.out.lines().filter(l -> l.contains("MLA + DSA indexer keys (132 B)") && l.contains(" fp8 ")).findFirst().orElseThrow();
+        assertTrue(fp8.contains(" 708 ") && fp8.contains("43,188"), fp8);        // 576 + 132; · 61
+        assertTrue(mla("kv-memory", "--preset", "deepseek-v3").out.lines().noneMatch(l -> l.contains("indexer")), "a dense model has no indexer row");
         // the MHA/GQA models are kv-memory's comparison models, not MLA presets
         Run llama = mla("demo", "--preset", "llama-2-7b");
         assertEquals(2, llama.code);
