@@ -1,7 +1,7 @@
 package org.tornadomla.attention;
 
 import org.tornadomla.cache.internal.CacheStorage;
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheIdentity;

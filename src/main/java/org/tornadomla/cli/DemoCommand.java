@@ -1,6 +1,6 @@
 package org.tornadomla.cli;
 
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;

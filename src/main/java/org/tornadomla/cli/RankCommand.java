@@ -7,7 +7,7 @@ import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.analysis.LowRank;

@@ -168,7 +168,7 @@ public final class KernelGraph {
                 bytes += (long) java.lang.reflect.Array.getLength(b.array()) * elementBytes(b.array().getClass().componentType());
             }
         }
-        org.tornadomla.Memory.require(bytes, "a copy of the weights of graph " + name);
+        org.tornadomla.internal.Memory.require(bytes, "a copy of the weights of graph " + name);
         KernelGraph g = new KernelGraph(name);
         Map<Object, Object> copies = new IdentityHashMap<>();
         for (Buffer b : buffers) {

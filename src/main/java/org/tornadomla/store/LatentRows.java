@@ -1,6 +1,6 @@
 package org.tornadomla.store;
 
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.kernels.CacheLayout;

@@ -1,6 +1,6 @@
 package org.tornadomla.weights;
 
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.Absorb;

@@ -12,7 +12,7 @@ import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.CacheRows;
-import org.tornadomla.Memory;
+import org.tornadomla.internal.Memory;
 
 import java.util.Arrays;
 import java.util.Objects;

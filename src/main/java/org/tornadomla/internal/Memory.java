@@ -1,4 +1,6 @@
-package org.tornadomla;
+package org.tornadomla.internal;
+
+import org.tornadomla.MlaException;
 
 /**
  * Checks that an allocation fits the JVM's heap before it is made, so that a request too large for this
