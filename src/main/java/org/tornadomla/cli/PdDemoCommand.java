@@ -29,6 +29,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -157,9 +158,14 @@ public final class PdDemoCommand implements Callable<Integer> {
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + (Runtime.getRuntime().maxMemory() >> 20) + "m", "-Djava.awt.headless=true"));
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) cmd.addAll(List.of("--add-modules", "jdk.incubator.vector"));
+        for (String k : System.getProperties().stringPropertyNames()) {   // TLS: the same trust store (a path; never a password's value)
+            if (k.startsWith("javax.net.ssl.") && !k.toLowerCase(Locale.ROOT).contains("password")) cmd.add("-D" + k + "=" + System.getProperty(k));
+        }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), MlaCommand.class.getName(), "pd-decode"));
         cmd.addAll(o.args());
-        Process p = new ProcessBuilder(cmd).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put(PdOptions.STORE_ENV, o.storeUri());            // the address, password included, stays out of the process list
+        Process p = pb.start();
         List<String> lines = Collections.synchronizedList(new ArrayList<>()), errors = Collections.synchronizedList(new ArrayList<>());
         Thread outReader = drain(p.getInputStream(), lines), errReader = drain(p.getErrorStream(), errors);
         try (Writer w = new java.io.OutputStreamWriter(p.getOutputStream(), StandardCharsets.US_ASCII)) {

@@ -26,7 +26,9 @@ import java.util.SplittableRandom;
  * process as options ({@link #args}); the token ids go over the decode process's stdin.
  */
 public final class PdOptions {
-    @Option(names = "--store", required = true, description = "the Redis server, redis://HOST:PORT")
+    @Option(names = "--store", description = "the Redis store: redis://[USER:PASSWORD@]HOST:PORT, rediss://… for TLS (trust store: "
+            + "-Djavax.net.ssl.trustStore in MLA_JAVA_OPTS), or a comma-separated list of a Redis Cluster's seeds; default: $MLA_STORE, "
+            + "which keeps a password out of the process list")
     String store;
 
     @Option(names = "--tokens", defaultValue = "200", description = "prompt tokens prefilled and handed over (default: ${DEFAULT-VALUE})")
@@ -70,7 +72,7 @@ public final class PdOptions {
 
     /** The options again, for the decode process. */
     List<String> args() {
-        return List.of("--store", store, "--tokens", "" + tokens, "--steps", "" + steps, "--dtype", dtype, "--layers", "" + layers,
+        return List.of("--tokens", "" + tokens, "--steps", "" + steps, "--dtype", dtype, "--layers", "" + layers,
                 "--heads", "" + heads, "--hidden", "" + hidden, "--block-size", "" + blockSize, "--seed", "" + seed, "--backend", backend,
                 "--path", path, "--connect-timeout-ms", "" + connectTimeoutMs, "--timeout-ms", "" + timeoutMs, "--ttl-s", "" + ttlSeconds);
     }
@@ -99,8 +101,22 @@ public final class PdOptions {
         cacheDtype();
         attentionPath();
         storeOptions();
-        StoreAddress.parse(store);
+        address();
     }
+
+    /** --store, else $MLA_STORE (the decode process gets it there: an address with a password stays out of its command line). */
+    String storeUri() {
+        String uri = store != null ? store : System.getenv(STORE_ENV);
+        if (uri == null || uri.isBlank()) throw new MlaException("no store: give --store redis://HOST:PORT (or set " + STORE_ENV + ")");
+        return uri;
+    }
+
+    StoreAddress address() {
+        return StoreAddress.parse(storeUri());
+    }
+
+    /** The environment variable that holds the store's address when --store is not given. */
+    static final String STORE_ENV = "MLA_STORE";
 
     /** DeepSeek-V3's attention geometry (kv_lora_rank 512, rope 64, q_lora_rank 1536, d_n 128, d_v 128) with fewer heads and a smaller hidden size. */
     MlaConfig config() {
@@ -125,7 +141,7 @@ public final class PdOptions {
     }
 
     RedisBlockStore connect() {
-        return RedisBlockStore.connect(StoreAddress.parse(store), Duration.ofMillis(connectTimeoutMs), Duration.ofMillis(timeoutMs));
+        return RedisBlockStore.connect(address(), Duration.ofMillis(connectTimeoutMs), Duration.ofMillis(timeoutMs));
     }
 
     LatentStore latentStore(RedisBlockStore s) {

@@ -22,7 +22,8 @@ import java.util.concurrent.Callable;
                 + "whole sequences, per cache dtype, after warm-up runs; median of the timed runs. The server needs room for one "
                 + "sequence (32k tokens of f32: 76 MB). Removes its keys afterwards.")
 public final class StoreBenchCommand implements Callable<Integer> {
-    @Option(names = "--store", required = true, description = "the Redis server, redis://HOST:PORT")
+    @Option(names = "--store", description = "the Redis store: redis://[USER:PASSWORD@]HOST:PORT, rediss://… for TLS, or a comma-separated list "
+            + "of a Redis Cluster's seeds; default: $MLA_STORE")
     String store;
 
     @Option(names = "--tokens", split = ",", defaultValue = "4096,32768", description = "sequence lengths (default: ${DEFAULT-VALUE})")
@@ -64,7 +65,9 @@ public final class StoreBenchCommand implements Callable<Integer> {
         }
         List<CacheDtype> dts = dtypes.stream().map(CacheDtype::parse).toList();
         StoreOptions options = StoreOptions.defaults().withBlockSize(blockSize).withChunkBytes(chunkKb << 10);
-        StoreAddress address = StoreAddress.parse(store);
+        String uri = store != null ? store : System.getenv(PdOptions.STORE_ENV);
+        if (uri == null || uri.isBlank()) throw new MlaException("no store: give --store redis://HOST:PORT (or set " + PdOptions.STORE_ENV + ")");
+        StoreAddress address = StoreAddress.parse(uri);
         if (connectTimeoutMs < 1 || timeoutMs < 1) throw new MlaException("--connect-timeout-ms and --timeout-ms must be >= 1, found " + connectTimeoutMs + ", " + timeoutMs);
         try (RedisBlockStore redis = RedisBlockStore.connect(address, Duration.ofMillis(connectTimeoutMs), Duration.ofMillis(timeoutMs))) {
             MlaConfig c = StoreBench.config();

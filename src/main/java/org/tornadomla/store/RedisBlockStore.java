@@ -1,14 +1,21 @@
 package org.tornadomla.store;
 
 import org.tornadomla.MlaException;
+import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisAskDataException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisMovedDataException;
 import redis.clients.jedis.params.SetParams;
+
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocketFactory;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -17,13 +24,19 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
- * {@link BlockStore} on a Redis server (or Valkey: the same protocol), through Jedis. Each call is one
- * pipeline: every command of the batch is written, then every reply read, so a batch costs one round trip.
- * Thread-safe (Jedis's {@link RedisClient} keeps a pool of connections). Jedis is an optional dependency of
+ * {@link BlockStore} on a Redis server or a Redis Cluster (or Valkey: the same protocol), through Jedis, with
+ * ACL users and passwords ({@code AUTH}) and TLS as the {@link StoreAddress} says. Each call is one pipeline:
+ * every command of the batch is written, then every reply read, so a batch costs one round trip (on a cluster,
+ * one per node that holds some of the batch's keys: the batch is split by hash slot). A key that moved to
+ * another node (MOVED/ASK, a resharding or a failover) makes the client reread the cluster's slots and send the
+ * batch once more. Thread-safe (Jedis keeps a pool of connections per node). Jedis is an optional dependency of
  * the library: a program that uses this class puts {@code redis.clients:jedis} on its class path.
  */
 public final class RedisBlockStore implements BlockStore {
@@ -35,13 +48,15 @@ public final class RedisBlockStore implements BlockStore {
     private final StoreAddress address;
     private final Duration connectTimeout;
     private final Duration socketTimeout;
-    private final RedisClient client;
+    private final UnifiedJedis client;
+    private final boolean cluster;
 
-    private RedisBlockStore(StoreAddress address, Duration connectTimeout, Duration socketTimeout, RedisClient client) {
+    private RedisBlockStore(StoreAddress address, Duration connectTimeout, Duration socketTimeout, UnifiedJedis client) {
         this.address = address;
         this.connectTimeout = connectTimeout;
         this.socketTimeout = socketTimeout;
         this.client = client;
+        this.cluster = client instanceof RedisClusterClient;
     }
 
     /** Connects with the default timeouts; see {@link #connect(StoreAddress, Duration, Duration)}. */
@@ -49,33 +64,62 @@ public final class RedisBlockStore implements BlockStore {
         return connect(address, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT);
     }
 
-    /**
-     * Connects and checks that the server answers (PING), so an unreachable server is one error here, naming
-     * host:port and the cause, rather than at the first transfer.
-     */
+    /** Connects with the JVM's default TLS trust store; see {@link #connect(StoreAddress, Duration, Duration, SSLSocketFactory)}. */
     public static RedisBlockStore connect(StoreAddress address, Duration connectTimeout, Duration socketTimeout) {
+        return connect(address, connectTimeout, socketTimeout, null);
+    }
+
+    /**
+     * Connects, logs in and checks that the store answers (PING), so an unreachable server, a refused password or
+     * user, a failed TLS handshake or a cluster that is down is one error here, naming the address (password
+     * masked) and the cause, rather than at the first transfer. Several seeds, or one server that says it is part
+     * of a cluster ({@code cluster_enabled:1}), make a cluster client. {@code tls}: the socket factory for
+     * {@code rediss://} (its trust store holds the server's certificate or CA); null: the JVM's default, which
+     * reads {@code -Djavax.net.ssl.trustStore}.
+     */
+    public static RedisBlockStore connect(StoreAddress address, Duration connectTimeout, Duration socketTimeout, SSLSocketFactory tls) {
         Objects.requireNonNull(address, "address");
         int connectMs = millis(connectTimeout, "connect timeout"), socketMs = millis(socketTimeout, "socket timeout");
-        DefaultJedisClientConfig config = DefaultJedisClientConfig.builder().connectionTimeoutMillis(connectMs).socketTimeoutMillis(socketMs)
-                .clientName("tornado-mla").build();
-        RedisClient client;
+        DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder().connectionTimeoutMillis(connectMs).socketTimeoutMillis(socketMs)
+                .clientName("tornado-mla").ssl(address.tls());
+        if (address.user() != null) b.user(address.user());
+        if (address.password() != null) b.password(address.password());
+        if (tls != null) b.sslSocketFactory(tls);
+        DefaultJedisClientConfig config = b.build();
+        Set<HostAndPort> seeds = new LinkedHashSet<>();
+        for (StoreAddress.Node n : address.nodes()) seeds.add(new HostAndPort(n.host(), n.port()));
+        RedisBlockStore store = null;
         try {
-            client = RedisClient.builder().hostAndPort(new HostAndPort(address.host(), address.port())).clientConfig(config).build();
-        } catch (JedisException | IllegalArgumentException e) {
-            throw new MlaException(address + ": cannot set up a Redis client: " + words(e, connectMs, socketMs));
-        }
-        RedisBlockStore store = new RedisBlockStore(address, Duration.ofMillis(connectMs), Duration.ofMillis(socketMs), client);
-        try {
+            UnifiedJedis client = address.listsSeeds() ? cluster(seeds, config)
+                    : RedisClient.builder().hostAndPort(seeds.iterator().next()).clientConfig(config).build();
+            store = new RedisBlockStore(address, Duration.ofMillis(connectMs), Duration.ofMillis(socketMs), client);
             String pong = client.ping();
             if (!"PONG".equals(pong)) throw new MlaException(address + ": not a Redis server: PING answered " + MlaException.quote(pong));
+            if (!store.cluster && client.info("cluster").contains("cluster_enabled:1")) {
+                store.close();                                   // one seed of a cluster: talk to the whole cluster
+                store = new RedisBlockStore(address, Duration.ofMillis(connectMs), Duration.ofMillis(socketMs), cluster(seeds, config));
+                store.client.ping();
+            }
+            return store;
         } catch (JedisException e) {
-            store.close();
-            throw store.failure("cannot reach the server", e);
+            if (store != null) store.close();
+            throw new MlaException(address + ": cannot reach the server: " + words(e, connectMs, socketMs), e);
+        } catch (IllegalArgumentException e) {
+            if (store != null) store.close();
+            throw new MlaException(address + ": cannot set up a Redis client: " + words(e, connectMs, socketMs));
         } catch (RuntimeException e) {
-            store.close();
+            if (store != null) store.close();
             throw e;
         }
-        return store;
+    }
+
+    private static RedisClusterClient cluster(Set<HostAndPort> seeds, DefaultJedisClientConfig config) {
+        return RedisClusterClient.builder().nodes(seeds).clientConfig(config).build();
+    }
+
+    /** Whether this store talks to a Redis Cluster. */
+    public boolean isCluster() {
+        return cluster;
     }
 
     private static int millis(Duration d, String what) {
@@ -95,30 +139,23 @@ public final class RedisBlockStore implements BlockStore {
     public boolean[] exist(List<String> keys) {
         boolean[] out = new boolean[keys.size()];
         if (keys.isEmpty()) return out;
-        try (Pipeline p = client.pipelined()) {
-            List<Response<Boolean>> r = new ArrayList<>(keys.size());
-            for (String k : keys) r.add(p.exists(bytes(k)));
-            p.sync();
-            for (int i = 0; i < out.length; i++) out[i] = r.get(i).get();
-        } catch (JedisException e) {
-            throw failure("EXISTS of " + keys.size() + " keys failed", e);
-        }
+        List<Boolean> r = batch("EXISTS of " + keys.size() + " keys failed", p -> {
+            List<Response<Boolean>> rs = new ArrayList<>(keys.size());
+            for (String k : keys) rs.add(p.exists(bytes(k)));
+            return rs;
+        });
+        for (int i = 0; i < out.length; i++) out[i] = r.get(i);
         return out;
     }
 
     @Override
     public List<byte[]> get(List<String> keys) {
         if (keys.isEmpty()) return List.of();
-        List<byte[]> out = new ArrayList<>(keys.size());
-        try (Pipeline p = client.pipelined()) {
-            List<Response<byte[]>> r = new ArrayList<>(keys.size());
-            for (String k : keys) r.add(p.get(bytes(k)));
-            p.sync();
-            for (Response<byte[]> v : r) out.add(v.get());
-        } catch (JedisException e) {
-            throw failure("GET of " + keys.size() + " blocks failed", e);
-        }
-        return out;
+        return batch("GET of " + keys.size() + " blocks failed", p -> {
+            List<Response<byte[]>> rs = new ArrayList<>(keys.size());
+            for (String k : keys) rs.add(p.get(bytes(k)));
+            return rs;
+        });
     }
 
     @Override
@@ -126,24 +163,42 @@ public final class RedisBlockStore implements BlockStore {
         if (keys.size() != values.size()) throw new MlaException("store put: " + keys.size() + " keys, " + values.size() + " values");
         if (keys.isEmpty()) return;
         SetParams params = ttlMillis > 0 ? SetParams.setParams().px(ttlMillis) : SetParams.setParams();
-        try (Pipeline p = client.pipelined()) {
-            List<Response<String>> r = new ArrayList<>(keys.size());
-            for (int i = 0; i < keys.size(); i++) r.add(p.set(bytes(keys.get(i)), values.get(i), params));
-            p.sync();
-            for (Response<String> s : r) s.get();   // throws the server's error of a refused SET
-        } catch (JedisException e) {
-            throw failure("SET of " + keys.size() + " blocks failed", e);
-        }
+        batch("SET of " + keys.size() + " blocks failed", p -> {       // reading each reply throws the server's error of a refused SET
+            List<Response<String>> rs = new ArrayList<>(keys.size());
+            for (int i = 0; i < keys.size(); i++) rs.add(p.set(bytes(keys.get(i)), values.get(i), params));
+            return rs;
+        });
     }
 
     @Override
     public void delete(List<String> keys) {
         if (keys.isEmpty()) return;
-        try (Pipeline p = client.pipelined()) {
-            for (String k : keys) p.del(bytes(k));
-            p.sync();
-        } catch (JedisException e) {
-            throw failure("DEL of " + keys.size() + " keys failed", e);
+        batch("DEL of " + keys.size() + " keys failed", p -> {
+            List<Response<Long>> rs = new ArrayList<>(keys.size());
+            for (String k : keys) rs.add(p.del(bytes(k)));
+            return rs;
+        });
+    }
+
+    /**
+     * One pipeline of commands, their replies in order. On a cluster, a reply saying a key lives elsewhere now
+     * (MOVED, ASK) makes the client reread the slots and the batch go once more (every command here can be
+     * repeated: SET, GET, EXISTS, DEL).
+     */
+    private <T> List<T> batch(String what, Function<AbstractPipeline, List<Response<T>>> commands) {
+        for (int attempt = 0; ; attempt++) {
+            try (AbstractPipeline p = client.pipelined()) {
+                List<Response<T>> rs = commands.apply(p);
+                p.sync();
+                List<T> out = new ArrayList<>(rs.size());
+                for (Response<T> r : rs) out.add(r.get());
+                return out;
+            } catch (JedisMovedDataException | JedisAskDataException e) {
+                if (!cluster || attempt > 0) throw failure(what, e);
+                ((RedisClusterClient) client).refreshClusterTopology();
+            } catch (JedisException e) {
+                throw failure(what, e);
+            }
         }
     }
 
@@ -166,8 +221,20 @@ public final class RedisBlockStore implements BlockStore {
     }
 
     private static String words(Throwable e, int connectMs, int socketMs) {
+        List<Throwable> all = chain(e, new ArrayList<>());
+        for (Throwable t : all) {
+            String m = String.valueOf(t.getMessage());
+            if (m.startsWith("WRONGPASS")) return "login refused: the server knows no such user, or the password is wrong (WRONGPASS)";
+            if (m.startsWith("NOAUTH")) return "the server needs a password: give it in the address, redis://[USER]:PASSWORD@HOST:PORT (NOAUTH)";
+            if (m.startsWith("NOPERM")) return "the user may not run this command or touch these keys (NOPERM: check its ACL rules)";
+            if (m.startsWith("CLUSTERDOWN")) return "the cluster is down or a hash slot has no node (" + MlaException.quote(m) + ")";
+            if (t instanceof SSLHandshakeException) {
+                return "TLS handshake failed (" + MlaException.escape(m) + "): does the trust store (-Djavax.net.ssl.trustStore) hold the "
+                        + "server's certificate or CA, and does the server speak TLS on this port?";
+            }
+        }
         if (e instanceof JedisDataException) return "the server refused: " + MlaException.quote(e.getMessage());
-        for (Throwable t : chain(e, new ArrayList<>())) {
+        for (Throwable t : all) {
             if (t instanceof ConnectException) return "connection refused (is the server running and listening there?)";
             if (t instanceof UnknownHostException) return "unknown host";
             if (t instanceof NoRouteToHostException) return "no route to host";

@@ -205,15 +205,15 @@ class CliRefusalsTest {
         String down = "redis://127.0.0.1:" + port + ": cannot reach the server: connection refused (is the server running and listening there?)";
         refused(down, "pd-demo", "--store", "redis://127.0.0.1:" + port);
         refused(down, "store-bench", "--store", "redis://127.0.0.1:" + port);
-        refused("store address: expected redis://HOST:PORT, found 'tcp://127.0.0.1:6379'", "pd-demo", "--store", "tcp://127.0.0.1:6379");
-        refused("store address: expected redis://HOST:PORT, found 'redis://localhost'", "store-bench", "--store", "redis://localhost");
+        refused("store address: expected redis://[USER:PASSWORD@]HOST:PORT, rediss://… for TLS, or a comma-separated list of them for a Redis Cluster's seeds, found 'tcp://127.0.0.1:6379'", "pd-demo", "--store", "tcp://127.0.0.1:6379");
+        refused("store address: expected redis://[USER:PASSWORD@]HOST:PORT, rediss://… for TLS, or a comma-separated list of them for a Redis Cluster's seeds, found 'redis://localhost'", "store-bench", "--store", "redis://localhost");
         refused("port must be in 1 … 65535, found 70000", "pd-demo", "--store", "redis://127.0.0.1:70000");
         refused("--steps must be >= 1, found 0", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--steps", "0");
         refused("--layers must be in 1 … 128, found 129", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--layers", "129");
         refused("unknown cache dtype 'fp4'", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--dtype", "fp4");
         refused("pd-demo runs java-reference or java-fast in both processes", "pd-demo", "--store", "redis://127.0.0.1:" + port, "--backend", "tornado");
         refused("block size must be in 1 … 65536 tokens, found 0", "store-bench", "--store", "redis://127.0.0.1:" + port, "--block-size", "0");
-        refused("Missing required option: '--store=<store>'", "pd-demo");
+        refused("no store: give --store redis://HOST:PORT (or set MLA_STORE)", "pd-demo");
     }
 
     @Test

@@ -2,8 +2,11 @@ package org.tornadomla.cli;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.store.RedisServer;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,5 +47,27 @@ class PdDemoCliTest {
         assertEquals(2, r.code(), r.out() + r.err());
         assertEquals("", r.out());
         assertEquals("mla: error: " + uri + ": cannot reach the server: connection refused (is the server running and listening there?)", r.err().strip());
+    }
+
+    @Test
+    void acrossAPasswordProtectedRedisCluster(@TempDir Path dir) throws Exception {
+        String password = "pd-Cluster-pw9";
+        List<RedisServer> nodes = RedisServer.startCluster(3, password, dir);
+        try {
+            String seeds = RedisServer.seeds(nodes, password);
+            CliTest.Run r = CliTest.mla("pd-demo", "--store", seeds, "--tokens", "150", "--steps", "2", "--layers", "2", "--heads", "2",
+                    "--hidden", "128", "--block-size", "16");
+            assertEquals(0, r.code(), r.out() + r.err());
+            assertTrue(r.out().contains("the decode process's outputs equal the single-process run in all 2 steps, bit for bit"), r.out());
+            assertTrue(!r.out().contains(password) && !r.err().contains(password), "the password shows: " + r.out() + r.err());
+            assertTrue(r.out().contains("redis://:***@127.0.0.1:" + nodes.get(0).port()), r.out());
+            CliTest.Run wrong = CliTest.mla("pd-demo", "--store", RedisServer.seeds(nodes, "not-" + password), "--tokens", "70", "--steps", "1",
+                    "--heads", "2", "--hidden", "128");
+            assertEquals(2, wrong.code(), wrong.out() + wrong.err());
+            assertEquals(1, wrong.err().strip().lines().count(), wrong.err());
+            assertTrue(wrong.err().contains("login refused") && !wrong.err().contains(password), wrong.err());
+        } finally {
+            for (RedisServer n : nodes) n.close();
+        }
     }
 }

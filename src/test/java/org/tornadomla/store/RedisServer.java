@@ -42,6 +42,14 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts a server with {@code maxmemory} (e.g. "256mb"), or skips the test when redis-server is not installed. */
     public static RedisServer start(String maxmemory) throws IOException, InterruptedException {
+        return start(maxmemory, List.of());
+    }
+
+    /**
+     * Starts a server with more options (e.g. {@code --requirepass}, {@code --user}, {@code --tls-port}, {@code
+     * --cluster-enabled}); {@code port()} is its plain port, which answers PING (or NOAUTH) when it is up.
+     */
+    public static RedisServer start(String maxmemory, List<String> extra) throws IOException, InterruptedException {
         Path bin = binary();
         Assumptions.assumeTrue(bin != null, "redis-server is not on the PATH (Debian: apt-get install redis-server): Redis integration test skipped");
         IOException last = null;
@@ -50,6 +58,7 @@ public final class RedisServer implements AutoCloseable {
             List<String> cmd = new ArrayList<>(List.of(bin.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
                     "--save", "", "--appendonly", "no", "--maxmemory", maxmemory, "--maxmemory-policy", "allkeys-lru",
                     "--protected-mode", "yes", "--loglevel", "warning", "--dir", System.getProperty("java.io.tmpdir")));
+            cmd.addAll(extra.stream().map(a -> a.replace("{port}", Integer.toString(port))).toList());
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             RedisServer s = new RedisServer(p, port);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -61,6 +70,55 @@ public final class RedisServer implements AutoCloseable {
             last = new IOException("redis-server did not answer on port " + port);
         }
         throw last;
+    }
+
+    /**
+     * A Redis Cluster of {@code masters} servers with {@code password} ({@code requirepass} and {@code masterauth}),
+     * the slots spread by {@code redis-cli --cluster create}, state ok; node files in {@code dir}. The caller closes
+     * the servers.
+     */
+    public static List<RedisServer> startCluster(int masters, String password, Path dir) throws IOException, InterruptedException {
+        List<RedisServer> nodes = new ArrayList<>();
+        try {
+            for (int i = 0; i < masters; i++) {
+                nodes.add(start("32mb", List.of("--cluster-enabled", "yes", "--cluster-config-file", dir.resolve("nodes-{port}.conf").toString(),
+                        "--requirepass", password, "--masterauth", password)));
+            }
+            List<String> cmd = new ArrayList<>(List.of("redis-cli", "-a", password, "--no-auth-warning", "--cluster", "create"));
+            for (RedisServer n : nodes) cmd.add("127.0.0.1:" + n.port());
+            cmd.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IOException("redis-cli --cluster create failed: " + out);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                boolean ok = true;
+                for (RedisServer n : nodes) ok &= n.cli(password, "cluster", "info").contains("cluster_state:ok");
+                if (ok) return nodes;
+                Thread.sleep(100);
+            }
+            throw new IOException("the cluster did not reach cluster_state:ok within 30 s");
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            for (RedisServer n : nodes) n.close();
+            throw e;
+        }
+    }
+
+    /** redis-cli's answer to a command on this server. */
+    public String cli(String password, String... command) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(port), "-a", password, "--no-auth-warning"));
+        cmd.addAll(List.of(command));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(10, TimeUnit.SECONDS);
+        return out;
+    }
+
+    /** The cluster's seeds as --store takes them: redis://:PASSWORD@127.0.0.1:P1,… */
+    public static String seeds(List<RedisServer> nodes, String password) {
+        StringBuilder sb = new StringBuilder();
+        for (RedisServer n : nodes) sb.append(sb.isEmpty() ? "" : ",").append("redis://:").append(password).append("@127.0.0.1:").append(n.port());
+        return sb.toString();
     }
 
     /** A loopback port nothing listens on (just now). */
@@ -99,7 +157,8 @@ public final class RedisServer implements AutoCloseable {
             InputStream in = s.getInputStream();
             byte[] b = new byte[7];
             int n = in.readNBytes(b, 0, 7);
-            return n == 7 && new String(b, StandardCharsets.US_ASCII).equals("+PONG\r\n");
+            String reply = new String(b, 0, n, StandardCharsets.US_ASCII);
+            return reply.equals("+PONG\r\n") || reply.startsWith("-NOAUTH");   // up; with requirepass it asks for a password first
         } catch (IOException e) {
             return false;
         }
