@@ -115,12 +115,39 @@ public final class Backends {
         return null;
     }
 
+    /**
+     * On the module path: lets the module org.tornadomla read TornadoVM's API module, which its descriptor does not
+     * name (a build without TornadoVM has the same descriptor, and a JVM without TornadoVM must still resolve it), so
+     * that the TornadoVM backend's classes can link. On the class path (an unnamed module reads every module) nothing
+     * is needed. TornadoVM's runtime also makes the kernel methods accessible by reflection: the packages that hold the
+     * kernels it is given ({@link #KERNEL_PACKAGES}) are opened to it. One line naming the JVM options when TornadoVM's
+     * modules are not in this JVM.
+     */
+    static void readTornadoVM(Module self) {
+        if (!self.isNamed()) return;
+        ModuleLayer layer = self.getLayer() != null ? self.getLayer() : ModuleLayer.boot();
+        Module api = layer.findModule("tornado.api").orElseThrow(() -> new MlaException(
+                "TornadoVM is not loaded in this JVM (no module tornado.api beside the module org.tornadomla): start it with "
+                        + "@$TORNADOVM_HOME/tornado-argfile and put org.tornadomla on that argfile's --module-path "
+                        + "(see tornado-config/README.md)"));
+        self.addReads(api);
+        layer.findModule("tornado.runtime").ifPresent(runtime -> {
+            for (String p : KERNEL_PACKAGES) {
+                if (self.getPackages().contains(p)) self.addOpens(p, runtime);
+            }
+        });
+    }
+
+    /** The packages of the kernels the TornadoVM backend gives TornadoVM: the plain ones and its KernelContext ones. */
+    static final List<String> KERNEL_PACKAGES = List.of("org.tornadomla.kernels", "org.tornadomla.tornado");
+
     /** Calls a constructor (method null) or a static method of a TornadoVM-backend class. */
     private static Object call(String className, String method, Object... args) {
         if (System.getenv("TORNADOVM_HOME") == null && System.getProperty("tornado.load.api.implementation") == null) {
             throw new MlaException("no TornadoVM installed: TORNADOVM_HOME is not set (see tornado-config/README.md); "
                     + "the java backends need none");
         }
+        readTornadoVM(Backends.class.getModule());
         try {
             Class<?> c = Class.forName(className);
             if (method == null) {

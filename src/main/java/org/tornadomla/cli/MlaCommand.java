@@ -120,11 +120,17 @@ public final class MlaCommand implements Runnable {
         return prev[b.length()];
     }
 
-    /** The version in the jar's manifest (the POM's version), for {@code mla --version}. */
+    /**
+     * The version in the jar's manifest (the POM's version), for {@code mla --version}; on the module path, where a
+     * package has no manifest attributes, the module's version (the jar plugin records the POM's version there too).
+     */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
             String v = MlaCommand.class.getPackage().getImplementationVersion();
+            if (v == null && MlaCommand.class.getModule().isNamed()) {
+                v = MlaCommand.class.getModule().getDescriptor().rawVersion().orElse(null);
+            }
             return new String[] {"TornadoMLA " + (v == null ? "(version unknown: not run from a jar)" : v)};
         }
     }

@@ -159,7 +159,8 @@ public final class FastExecutor extends JvmExecutor {
         Map<Method, MethodHandle> out = new LinkedHashMap<>();
         table.pairs().forEach((ref, fast) -> {
             try {
-                out.put(ref, MethodHandles.publicLookup().unreflect(fast));
+                // this module's own lookup: the kernels' packages are not exported from the module org.tornadomla
+                out.put(ref, MethodHandles.lookup().unreflect(fast));
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
             }

@@ -17,6 +17,10 @@ public class JvmExecutor implements GraphExecutor {
      */
     private final ConcurrentHashMap<Method, MethodHandle> spread = new ConcurrentHashMap<>();
 
+    /** The reference executor; it holds nothing, so closing it changes nothing. */
+    public JvmExecutor() {
+    }
+
     /** The code that runs a task: here the reference kernel itself. */
     protected MethodHandle handle(KernelGraph.Task t) {
         return t.handle();

@@ -325,7 +325,11 @@ public final class KernelGraph {
             if (t.name().equals(full)) throw new MlaException("graph " + name + " already has a task " + taskName);
         }
         try {
-            tasks.add(new Task(full, m, MethodHandles.publicLookup().unreflect(m), args));
+            // the library's kernels through this module's own lookup (their packages are not exported from the module
+            // org.tornadomla); any other kernel through the public lookup: a public method of an exported package
+            MethodHandles.Lookup lookup = m.getDeclaringClass().getModule() == KernelGraph.class.getModule()
+                    ? MethodHandles.lookup() : MethodHandles.publicLookup();
+            tasks.add(new Task(full, m, lookup.unreflect(m), args));
         } catch (IllegalAccessException e) {
             throw new MlaException("kernel " + kernelName + " is not accessible", e);
         }

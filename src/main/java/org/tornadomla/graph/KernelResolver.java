@@ -27,6 +27,10 @@ final class KernelResolver {
             Method writeReplace = ref.getClass().getDeclaredMethod("writeReplace");
             writeReplace.setAccessible(true);
             lambda = (SerializedLambda) writeReplace.invoke(ref);
+        } catch (java.lang.reflect.InaccessibleObjectException e) {
+            // on the module path: the method reference was written in a package its module does not open to this one
+            throw new MlaException("kernel reference " + ref.getClass().getName() + " cannot be read: its module must open package "
+                    + ref.getClass().getPackageName() + " to org.tornadomla (opens " + ref.getClass().getPackageName() + " to org.tornadomla;)");
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new MlaException("a kernel must be given as a method reference such as Rope::rotatePairs, found "
                     + ref.getClass().getName());

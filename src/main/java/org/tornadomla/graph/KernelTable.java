@@ -18,6 +18,10 @@ import java.util.Map;
 public final class KernelTable {
     private final Map<Method, Method> replacements = new LinkedHashMap<>();
 
+    /** An empty table: {@code pair(…)} fills it. */
+    public KernelTable() {
+    }
+
     /** The replacement of {@code reference}, or null when it has none. */
     public Method replacement(Method reference) {
         return replacements.get(reference);

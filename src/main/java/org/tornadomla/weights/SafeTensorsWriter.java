@@ -36,6 +36,10 @@ public final class SafeTensorsWriter {
     private final Map<String, String> metadata = new LinkedHashMap<>();
     private boolean checksums;
 
+    /** A file with no tensors and no metadata yet. */
+    public SafeTensorsWriter() {
+    }
+
     /** Adds an F32 tensor. */
     public SafeTensorsWriter add(String name, long[] shape, float[] data) {
         return add(name, DType.F32, shape, data);
