@@ -5,7 +5,7 @@
  *
  * <p>Only Gson is required. The Vector API ({@code jdk.incubator.vector}, the java-fast backend) and the tools'
  * libraries are optional ({@code requires static}): add them to the module graph to use them, for example
- * {@code --add-modules jdk.incubator.vector} for java-fast, or {@code --add-modules redis.clients.jedis} for
+ * {@code --add-modules jdk.incubator.vector} for java-fast, or Jedis and its dependencies with {@code --add-modules ALL-MODULE-PATH} for
  * {@link org.tornadomla.store.RedisBlockStore}. TornadoVM's modules are read at run time, when the
  * {@code tornado} backend is created.
  */
