@@ -45,7 +45,9 @@ libtorch() {
 }
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "== machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $threads threads both sides; load average $load; $(date -u +%FT%TZ)" | log
+cpu="$(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p'))"
+if grep -q -w avx512f /proc/cpuinfo; then isa=AVX-512; elif grep -q -w avx2 /proc/cpuinfo; then isa=AVX2; else isa="no AVX2"; fi
+echo "== machine: $cpu, $isa, $(nproc) CPUs, $threads threads both sides; load average $load; $(date -u +%FT%TZ)" | log
 if awk -v l="${load%% *}" 'BEGIN { exit !(l > 0.5) }'; then
   echo "== warning: load average ${load%% *} at the start: other work shares the CPUs, the timings are noisy" | log
 fi

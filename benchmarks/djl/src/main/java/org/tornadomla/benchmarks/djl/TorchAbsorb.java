@@ -89,7 +89,7 @@ public final class TorchAbsorb {
         System.out.println("libtorch config: " + Libtorch.showConfig().map(Libtorch::blasSummary)
                 .orElse("at::show_config() not reachable"));
         System.out.println("libtorch BLAS: " + Libtorch.mklVersion().orElse("MKL_Get_Version_String not reachable")
-                + " (MKL_VERBOSE=1 names the code path it takes on this CPU)");
+                + " (MKL_VERBOSE=1 prints how it sees this CPU)");
         Libtorch.parallelInfo().ifPresent(p -> System.out.println("libtorch threads: " + String.join("; ",
                 p.lines().map(String::trim).filter(l -> l.matches("(?i)(at::get_num|omp_get_max|mkl_get_max|at::get_num_interop).*")).toList())));
         System.out.printf("libtorch 2048^3 sgemm: %.1f GFLOP/s%n", gemmGflops(manager, 2048, 5));
