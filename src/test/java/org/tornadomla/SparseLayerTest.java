@@ -298,9 +298,11 @@ class SparseLayerTest {
                             }
                         }
                     }
-                    double diff = TestData.maxAbsDiff(out[1], out[0]);
-                    assertTrue(diff <= 1e-6, name(ex) + " " + path + (paged ? " paged" : " contiguous")
-                            + ": sparse and dense differ by " + diff);
+                    // the reference executor adds the same terms in the same order: equal; java-fast runs its Vector API twins for
+                    // dense attention and the reference kernels for sparse (measured: 8.3e-7 at most)
+                    String what = name(ex) + " " + path + (paged ? " paged" : " contiguous");
+                    if (what.startsWith("Jvm")) assertArrayEquals(out[1], out[0], what + ": sparse and dense differ");
+                    else TestData.assertClose(out[1], out[0], 1e-6, what + ": sparse against dense");
                 }
             }
         }

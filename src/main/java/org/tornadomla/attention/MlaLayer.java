@@ -652,6 +652,11 @@ public final class MlaLayer implements AutoCloseable {
             total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
         }
+        if (projections && c.sparse()) {           // the indexer: q and k with their codes, index scores, top-k keys, selections
+            long n = c.indexer().nHeads(), di = c.indexer().headDim(), k = Math.min(c.indexer().topK(), cap);
+            total += size("the indexer's q and k", mul(2, rows, n + 1, di)) + size("index scores and top-k keys", mul(2, rows, cap))
+                    + size("selected positions and slots", mul(2, rows, k));
+        }
         switch (opt.path()) {
             case NAIVE -> total += size("decompressed K/V", mul(cache.numBlocks(), cache.blockSize(), h, dn + dv)) + size("scores", mul(rows, h, cap))
                     + (wkvB.dtype() == WeightDtype.F32 ? 0 : wkvB.numbers());
