@@ -69,6 +69,8 @@ class ApiImmutabilityTest {
             "CacheStorage.halves()", "the cache's storage: kernels write it (internal)",
             "CacheStorage.bytes()", "the cache's storage: kernels write it (internal)",
             "CacheStorage.arrays()", "the cache's storage as DeviceResident state, for executors (internal)",
+            "CacheStorage.indexKeys()", "a sparse cache's indexer keys: kernels write them (internal)",
+            "CacheStorage.indexScales()", "a sparse cache's indexer key scales: kernels write them (internal)",
             "DeviceResident.arrays()", "device-resident state (a cache's storage), for executors",
             "BlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)",
             "RedisBlockStore.exist(List)", "a server's answer, a new array per call (needs a Redis server; RedisLatentStoreTest)");
@@ -185,6 +187,14 @@ class ApiImmutabilityTest {
         m.put("Quantised.values()", q::values);
         m.put("Quantised.scales()", q::scales);
         m.put("Quantised.rope()", q::rope);
+        MlaConfig sparse = new MlaConfig(64, 2, 32, 32, 16, 16, 16, 10000, 1e-6, 4096, 1, null, false,
+                new org.tornadomla.config.IndexerConfig(4, 128, 4, true, false));
+        MlaLayer sparseLayer = new MlaLayer(MlaWeights.random(sparse, 6));
+        LatentCache sc = sparseLayer.newCache(1, 8, CacheDtype.F32);
+        sparseLayer.prefill(sc, TestData.gaussian(7, 3 * 64), 3, AttentionPath.ABSORBED);
+        CacheStorage.IndexKeys ik = CacheStorage.of(sc).indexKeys(0);
+        m.put("IndexKeys.codes()", ik::codes);
+        m.put("IndexKeys.scales()", ik::scales);
         m.put("RopeFrequencies.inverseFrequencies(MlaConfig)", () -> RopeFrequencies.inverseFrequencies(TestData.yarn()));
         m.put("RopeFrequencies.correctionRange(MlaConfig)", () -> RopeFrequencies.correctionRange(TestData.yarn()));
         KernelGraph.Task task = layer.graph(fp8, 1, tiled).tasks().get(0);

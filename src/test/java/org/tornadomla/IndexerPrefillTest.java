@@ -67,6 +67,11 @@ class IndexerPrefillTest {
     }
 
     static Ref reference(MlaWeights w, float[] x) {
+        return reference(w, x, T);
+    }
+
+    /** The double-precision indexer of a prefill of x [tokens, D] at positions 0 … tokens−1. */
+    static Ref reference(MlaWeights w, float[] x, int T) {
         MlaConfig c = w.config();
         IndexerConfig ix = c.indexer();
         int D = c.hiddenSize(), rq = c.qLoraRank(), n = ix.nHeads(), d = ix.headDim(), dr = c.qkRopeHeadDim();
@@ -143,6 +148,11 @@ class IndexerPrefillTest {
 
     /** The top min(k, t+1) positions of row t by (score desc, position asc), in position order. */
     static int[] topK(double[] scores, int t, int k) {
+        return topK(scores, t, k, T);
+    }
+
+    /** As {@link #topK(double[], int, int)} for scores [T, T]. */
+    static int[] topK(double[] scores, int t, int k, int T) {
         List<Integer> ps = new ArrayList<>();
         for (int j = 0; j <= t; j++) ps.add(j);
         ps.sort(Comparator.<Integer>comparingDouble(j -> -scores[t * T + j]).thenComparing(Comparator.naturalOrder()));

@@ -19,6 +19,14 @@ public final class ReferenceMla {
 
     /** @param bf16Cache round c_kv and k_pe to bf16 before attention, as a bf16 cache does */
     public static Result prefill(MlaWeights w, float[] x, int T, boolean bf16Cache) {
+        return prefill(w, x, T, bf16Cache, null);
+    }
+
+    /**
+     * As {@link #prefill(MlaWeights, float[], int, boolean)}, token t attending only to the positions
+     * {@code attend[t]} (all of 0 … t when null): DeepSeek Sparse Attention's index mask, −∞ for the others.
+     */
+    public static Result prefill(MlaWeights w, float[] x, int T, boolean bf16Cache, int[][] attend) {
         MlaConfig c = w.config();
         // the weights as f32, whatever their form (bf16 and fp8 dequantise exactly)
         float[] wqA = c.hasQLora() ? w.qA().toFloats() : null, qANorm = c.hasQLora() ? w.qANorm().toFloats() : null;
@@ -74,7 +82,14 @@ public final class ReferenceMla {
             for (int h = 0; h < H; h++) {
                 double[] sc = new double[t + 1];
                 double max = Double.NEGATIVE_INFINITY;
+                boolean[] kept = new boolean[t + 1];
+                if (attend == null) java.util.Arrays.fill(kept, true);
+                else for (int j : attend[t]) kept[j] = true;
                 for (int j = 0; j <= t; j++) {
+                    if (!kept[j]) {
+                        sc[j] = Double.NEGATIVE_INFINITY;
+                        continue;
+                    }
                     double s = 0;
                     for (int d = 0; d < dn; d++) s += q[(t * H + h) * qk + d] * kv[(j * H + h) * (dn + dv) + d];
                     for (int d = 0; d < dr; d++) s += q[(t * H + h) * qk + dn + d] * kpe[j * dr + d];
@@ -82,7 +97,7 @@ public final class ReferenceMla {
                     max = Math.max(max, sc[j]);
                 }
                 double sum = 0;
-                for (int j = 0; j <= t; j++) sum += (sc[j] = Math.exp(sc[j] - max));
+                for (int j = 0; j <= t; j++) sum += (sc[j] = kept[j] ? Math.exp(sc[j] - max) : 0);
                 for (int v = 0; v < dv; v++) {
                     double s = 0;
                     for (int j = 0; j <= t; j++) s += sc[j] / sum * kv[(j * H + h) * (dn + dv) + dn + v];

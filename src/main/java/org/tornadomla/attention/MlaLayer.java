@@ -15,6 +15,11 @@ import org.tornadomla.graph.KernelGraph;
 import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.kernels.CacheOps;
 import org.tornadomla.kernels.AbsorbedAttention;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.Indexer;
+import org.tornadomla.kernels.SparseAttention;
+import org.tornadomla.kernels.TopK;
+import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Norms;
@@ -38,6 +43,15 @@ import java.util.Objects;
  *            └ kv_a_proj_with_mqa ─ [c | k_pe] ─ kv_a_layernorm(c) = c_kv, rope(k_pe) ─ append to cache
  *  attention over the cache (path NAIVE | ABSORBED | TILED) ─ o [B,T,H,d_v] ─ o_proj ─ y [B,T,D]
  * </pre>
+ *
+ * A sparse config (DeepSeek-V3.2's DSA, {@link MlaConfig#sparse()}) adds the lightning indexer ({@link Indexer}):
+ * <pre>
+ *  x ─ indexer.wk ─ k_norm ─ rope ─ hadamard ─ e4m3 ─ append to the cache's indexer keys
+ *  c_q ─ indexer.wq_b ─ rope ─ hadamard ─ e4m3 ┐
+ *  x ─ indexer.weights_proj ─ head weights ─────┴ index scores over the cached keys ─ top-k ─ selected positions
+ * </pre>
+ * and attention reads only the selected positions of each row ({@link SparseAttention}; the NAIVE path masks the
+ * others), unless the options ask for dense attention ({@link AttentionOptions#dense()}).
  *
  * A forward call takes T new tokens of each of the B sequences of a {@link LatentCache}, or, in a
  * variable-length step ({@link #forward(LatentCache, float[], int[], int[], AttentionOptions)}), its own number
@@ -427,9 +441,10 @@ public final class MlaLayer implements AutoCloseable {
 
         // 1. query: q = q_b_proj(q_a_layernorm(q_a_proj(x))), or q_proj(x); q_pe roped in place
         float[] q = g.scratch("q", new float[rows * h * qk]);
+        float[] cq = null;                      // the query latent (the indexer's qr too)
         if (c.hasQLora()) {
             float[] cqRaw = g.scratch("q_a", new float[rows * rq]);
-            float[] cq = g.scratch("c_q", new float[rows * rq]);
+            cq = g.scratch("c_q", new float[rows * rq]);
             w.qA().project(g, "q_a_proj", x, cqRaw, rows);
             g.task("q_a_layernorm", Norms::rmsNorm, cqRaw, rq, w.qANorm().asF32(g, "q_a_layernorm_weight"), cq, rows, rq, eps);
             w.qB().project(g, "q_b_proj", cq, q, rows);
@@ -449,13 +464,73 @@ public final class MlaLayer implements AutoCloseable {
         g.task("cache_copy", CacheOps::copyBlocks, kv32, kv16, kv8, dt, attnMeta, rows, cache.maxSequences(), bs, dc, dr);
         g.task("cache_append", CacheOps::append, ckv, kvA, kv32, kv16, kv8, dt, attnMeta, rows, bs, dc, dr);
 
+        // 3b. a sparse config: the indexer's key of every token joins the cache; unless dense, its top-k per row
+        int[] selected = c.sparse() ? addIndexer(g, cache, x, cq, freq, attnMeta, rows, opt.dense()) : null;
+
         // 4. attention over the cache → o [rows, H, d_v]
         float[] o = g.scratch("o", new float[rows * h * dv]);
-        addAttention(g, c, w.kvB(), cache, q, o, attnMeta, rows, opt);
+        addAttention(g, c, w.kvB(), cache, q, o, attnMeta, rows, opt, selected);
 
         // 5. output projection
         w.o().project(g, "o_proj", o, y, rows);
         return new Step(g, x, attnMeta, y);
+    }
+
+    /** Index positions kept per row: index_topk, at most the capacity (a row never sees more positions). */
+    static int selectedPerRow(MlaConfig c, LatentCache cache) {
+        return Math.min(c.indexer().topK(), cache.capacity());
+    }
+
+    /**
+     * Step 3b, the lightning indexer of a sparse config (DeepSeek-V3.2's Indexer.forward, {@link Indexer}): the key
+     * k = LayerNorm(wk·x), roped (halves unless indexer_rope_interleave), Hadamard-transformed and quantised to
+     * e4m3, is appended to the cache's indexer keys at each row's slot (after the copy-on-write of shared blocks);
+     * unless {@code dense}, the query q = wq_b·c_q is treated the same way, the head weights come from
+     * weights_proj·x, and each row's top-k positions by index score are returned ([rows, k], increasing, −1 after).
+     */
+    private int[] addIndexer(KernelGraph g, LatentCache cache, float[] x, float[] cq, float[] freq, int[] attnMeta, int rows, boolean dense) {
+        CacheStorage storage = CacheStorage.of(cache);
+        IndexerConfig ix = c.indexer();
+        final int n = ix.nHeads(), di = ix.headDim(), dr = c.qkRopeHeadDim(), blocks = ix.blocks(), bs = cache.blockSize(), cap = cache.capacity();
+        final int ue8m0 = ix.ue8m0() ? 1 : 0;
+        float[] pow2 = g.weight("indexer.pow2", Bf16.pow2());
+        byte[] idxKeys = storage.indexKeys();
+        float[] idxScales = storage.indexScales();
+        // the key: wk·x, LayerNorm (weight and bias), rope on its first d_r numbers, Hadamard, e4m3 blocks
+        float[] k = g.scratch("index_k", new float[rows * di]);
+        w.indexerWk().project(g, "indexer.wk", x, k, rows);
+        g.task("indexer.k_norm", Indexer::layerNorm, k, w.indexerKNorm().asF32(g, "indexer.k_norm_weight"),
+                w.indexerKNormBias().asF32(g, "indexer.k_norm_bias"), k, rows, di, IndexerConfig.K_NORM_EPS);
+        if (ix.ropeInterleaved()) g.task("indexer.rope_k", Rope::rotatePairs, k, di, 1, di, 0, dr, attnMeta, rows, freq, cosSinScale);
+        else g.task("indexer.rope_k", Indexer::ropeHalves, k, di, 1, di, 0, dr, attnMeta, rows, freq, cosSinScale);
+        g.task("indexer.hadamard_k", Indexer::hadamard, k, rows, di, (float) ix.dimScale());
+        byte[] kCodes = g.scratch("index_k_fp8", new byte[rows * di]);
+        float[] kScales = g.scratch("index_k_scale", new float[rows * blocks]);
+        g.task("indexer.quant_k", Indexer::quantizeBlocks, k, kCodes, kScales, rows, di, ue8m0, pow2);
+        g.task("indexer.cache_copy", CacheOps::copyIndexBlocks, idxKeys, idxScales, attnMeta, rows, cache.maxSequences(), bs, di);
+        g.task("indexer.cache_append", CacheOps::appendIndexKeys, kCodes, kScales, idxKeys, idxScales, attnMeta, rows, bs, di);
+        if (dense) return null;
+        // the query: wq_b·c_q [rows, n, d], rope, Hadamard, e4m3 per head; head weights from weights_proj·x (f32)
+        float[] qi = g.scratch("index_q", new float[rows * n * di]);
+        w.indexerWqB().project(g, "indexer.wq_b", cq, qi, rows);
+        if (ix.ropeInterleaved()) g.task("indexer.rope_q", Rope::rotatePairs, qi, n * di, n, di, 0, dr, attnMeta, rows, freq, cosSinScale);
+        else g.task("indexer.rope_q", Indexer::ropeHalves, qi, n * di, n, di, 0, dr, attnMeta, rows, freq, cosSinScale);
+        g.task("indexer.hadamard_q", Indexer::hadamard, qi, rows * n, di, (float) ix.dimScale());
+        byte[] qCodes = g.scratch("index_q_fp8", new byte[rows * n * di]);
+        float[] qScales = g.scratch("index_q_scale", new float[rows * n * blocks]);
+        g.task("indexer.quant_q", Indexer::quantizeBlocks, qi, qCodes, qScales, rows * n, di, ue8m0, pow2);
+        float[] hw = g.scratch("index_weights", new float[rows * n]);
+        w.indexerWeightsProj().project(g, "indexer.weights_proj", x, hw, rows);
+        g.task("indexer.head_weights", Indexer::headWeights, hw, qScales, hw, rows, n, (float) ix.headScale(), (float) ix.dimScale());
+        // index scores over the cached keys (the step's own included), then the top-k of each row
+        float[] scores = g.scratch("index_scores", new float[checkedSize("index scores", (long) rows * cap)]);
+        g.task("indexer.scores", Indexer::cachedScores, qCodes, hw, idxKeys, idxScales, scores, attnMeta, rows, n, di, cap, bs, pow2);
+        int kSel = selectedPerRow(c, cache);
+        int[] keys = g.scratch("index_keys", new int[checkedSize("top-k keys", (long) rows * cap)]);
+        int[] hist = g.scratch("index_hist", new int[rows * TopK.BINS]);
+        int[] selected = g.scratch("index_topk", new int[checkedSize("selected positions", (long) rows * kSel)]);
+        g.task("indexer.topk", TopK::selectTopK, scores, keys, hist, selected, attnMeta, rows, cap, kSel, pow2);
+        return selected;
     }
 
     /**
@@ -467,6 +542,17 @@ public final class MlaLayer implements AutoCloseable {
      */
     public static void addAttention(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
                                     int[] attnMeta, int rows, AttentionOptions opt) {
+        addAttention(g, c, wkvB, cache, q, o, attnMeta, rows, opt, null);
+    }
+
+    /**
+     * As {@link #addAttention(KernelGraph, MlaConfig, Weight, LatentCache, float[], float[], int[], int, AttentionOptions)},
+     * attending, when {@code selected} is not null, only to each row's selected positions ([rows, k], increasing,
+     * −1 after, k = {@link #selectedPerRow}; the indexer's top-k): ABSORBED and TILED gather those cache rows
+     * through the block table ({@link SparseAttention}); NAIVE masks the other positions with −∞ (the reference).
+     */
+    static void addAttention(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
+                             int[] attnMeta, int rows, AttentionOptions opt, int[] selected) {
         Objects.requireNonNull(wkvB, "wkvB");
         requireStepMemory(c, cache, rows, opt, false, wkvB);
         CacheStorage storage = CacheStorage.of(cache);
@@ -489,10 +575,26 @@ public final class MlaLayer implements AutoCloseable {
                         rows, seqs, cap, bs, h, dn, dv, dc, dr);
                 g.task("scores", NaiveAttention::naiveScores, q, kvFull, kv32, kv16, kv8, dt, scores,
                         attnMeta, rows, cap, bs, h, dn, dr, dv, dc, scale);
+                if (selected != null) {
+                    g.task("sparse_mask", SparseAttention::maskUnselected, scores, selected, attnMeta, rows, cap, h, selected.length / rows);
+                }
                 g.task("softmax", Softmax::softmax, scores, attnMeta, rows, cap, h);
                 g.task("values", NaiveAttention::naiveValues, scores, kvFull, o, attnMeta, rows, cap, bs, h, dn, dv);
             }
             case ABSORBED -> {
+                if (selected != null) {
+                    int k = selected.length / rows;
+                    int[] slots = sparseSlots(g, selected, attnMeta, rows, k, bs);
+                    float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
+                    float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
+                    float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * k)]);
+                    wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
+                    g.task("sparse_scores", SparseAttention::sparseScores, qLat, q, kv32, kv16, kv8, dt, slots, scores, rows, k, h, dn, dr, dc, scale);
+                    g.task("sparse_softmax", SparseAttention::sparseSoftmax, scores, slots, rows, k, h);
+                    g.task("sparse_values", SparseAttention::sparseValues, scores, kv32, kv16, kv8, dt, slots, oLat, rows, k, h, dc, dr);
+                    wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
+                    return;
+                }
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);
                 float[] scores = g.scratch("scores", new float[checkedSize("scores", (long) rows * h * cap)]);
@@ -513,6 +615,15 @@ public final class MlaLayer implements AutoCloseable {
                 float[] oPart = g.scratch("o_split", new float[checkedSize("split outputs", (long) parts * dc)]);
                 float[] ml = g.scratch("ml_split", new float[checkedSize("split maxima and sums", 2L * parts)]);   // (m, l) per split
                 wkvB.absorbQuery(g, "absorb_q", q, qLat, rows, h, dn, dr, dv);
+                if (selected != null) {
+                    int k = selected.length / rows;
+                    int[] slots = sparseSlots(g, selected, attnMeta, rows, k, bs);
+                    g.task("sparse_split_tiles", SparseAttention::sparseSplitTiles, qLat, q, kv32, kv16, kv8, dt, slots, sTile, oPart, ml,
+                            rows, k, h, dn, dr, dc, scale, opt.tileSize(), splits);
+                    g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, rows, h, splits, dc);
+                    wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
+                    return;
+                }
                 g.task("split_tiles", OnlineSoftmax::splitTiles, qLat, q, kv32, kv16, kv8, dt, sTile, oPart, ml,
                         attnMeta, rows, bs, h, dn, dr, dc, scale, opt.tileSize(), splits);
                 g.task("combine", OnlineSoftmax::combine, oPart, ml, oLat, rows, h, splits, dc);
@@ -520,6 +631,13 @@ public final class MlaLayer implements AutoCloseable {
             }
         }
 
+    }
+
+    /** The cache slots of the selected positions (FlashMLA's sparse indices, −1 unused), through each row's block table. */
+    private static int[] sparseSlots(KernelGraph g, int[] selected, int[] attnMeta, int rows, int k, int bs) {
+        int[] slots = g.scratch("sparse_slots", new int[selected.length]);
+        g.task("sparse_slots", SparseAttention::selectedSlots, selected, slots, attnMeta, rows, k, bs);
+        return slots;
     }
 
     /**
@@ -533,6 +651,11 @@ public final class MlaLayer implements AutoCloseable {
         if (projections) {
             total += size("x and y", mul(2, rows, c.hiddenSize())) + size("q", mul(rows, h, dn + dr)) + size("q_a", mul(2, rows, c.qLoraRank()))
                     + size("kv_a", mul(rows, dc + dr)) + size("c_kv", mul(rows, dc)) + size("o", mul(rows, h, dv));
+        }
+        if (projections && c.sparse()) {           // the indexer: q and k with their codes, index scores, top-k keys, selections
+            long n = c.indexer().nHeads(), di = c.indexer().headDim(), k = Math.min(c.indexer().topK(), cap);
+            total += size("the indexer's q and k", mul(2, rows, n + 1, di)) + size("index scores and top-k keys", mul(2, rows, cap))
+                    + size("selected positions and slots", mul(2, rows, k));
         }
         switch (opt.path()) {
             case NAIVE -> total += size("decompressed K/V", mul(cache.numBlocks(), cache.blockSize(), h, dn + dv)) + size("scores", mul(rows, h, cap))
@@ -589,6 +712,10 @@ public final class MlaLayer implements AutoCloseable {
         if (cache.kvLoraRank() != c.kvLoraRank() || cache.ropeDim() != c.qkRopeHeadDim()) {
             throw new MlaException("cache was made for kv_lora_rank " + cache.kvLoraRank() + ", qk_rope_head_dim "
                     + cache.ropeDim() + "; this layer has " + c.kvLoraRank() + ", " + c.qkRopeHeadDim());
+        }
+        if (cache.sparse() != c.sparse()) {
+            throw new MlaException(cache.sparse() ? "a sparse cache (it holds the indexer's keys) was given to a dense layer"
+                    : "a dense cache was given to a sparse layer (DeepSeek Sparse Attention also caches the indexer's keys): make the cache with this layer's newCache or newPagedCache");
         }
         CacheIdentity id = cache.identity();
         if (id != null) CacheIdentity.requireSame(id, identity(), "refused: this layer", "the layer the cache belongs to");

@@ -22,7 +22,9 @@ import java.util.Set;
  * CPU offload writes. Tensors {@code kv_cache} [n, kv_lora_rank] and {@code pe_cache} [n, qk_rope_head_dim]
  * (interleaved rope order) in the cache's own storage dtype (an int8 cache: {@code kv_cache_int8}
  * [n, d_c + d_r] and {@code kv_cache_scales} [n, 2]; an fp8 cache: {@code kv_cache_fp8} F8_E4M3 [n, d_c],
- * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; metadata
+ * {@code kv_cache_scales} [n, d_c/128] and {@code pe_cache} BF16), so a round trip is bit-identical; a sparse
+ * config's cache (DeepSeek-V3.2) adds the indexer's keys as stored, {@code index_k_fp8} F8_E4M3 [n, index_head_dim]
+ * and {@code index_k_scales} F32 [n, index_head_dim/128]; metadata
  * (format {@value #FORMAT}): format, the identity of the cache ({@link CacheIdentity}: {@code config}, the
  * canonical config JSON without quantization_config, {@code config_sha256} its SHA-256, {@code layer} and
  * {@code weights_sha256}), dtype, length (positions 0 … n−1) and a CRC32C of each tensor's bytes
@@ -83,6 +85,8 @@ public final class CacheFiles {
                 case "kv_cache" -> w.add(t.name, t.dtype, shape, cache.latent(b));
                 case "pe_cache" -> w.add(t.name, t.dtype, shape, cache.ropeKey(b));
                 case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, q.scales());
+                case INDEX_CODES -> w.addBytes(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).codes());
+                case INDEX_SCALES -> w.add(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).scales());
                 default -> w.addBytes(t.name, t.dtype, shape, q.values());
             }
         }
@@ -93,8 +97,20 @@ public final class CacheFiles {
     private record Tensor(String name, DType dtype, int width) {
     }
 
-    /** The tensors a cache of this dtype exports, in file order. */
+    /** A sparse cache's indexer key codes and scales in a file. */
+    static final String INDEX_CODES = "index_k_fp8", INDEX_SCALES = "index_k_scales";
+
+    /** The tensors a cache of this dtype exports, in file order: the latent's, then a sparse config's indexer keys. */
     private static List<Tensor> tensors(CacheDtype dtype, MlaConfig c) {
+        List<Tensor> latent = latentTensors(dtype, c);
+        if (!c.sparse()) return latent;
+        List<Tensor> all = new java.util.ArrayList<>(latent);
+        all.add(new Tensor(INDEX_CODES, DType.F8_E4M3, c.indexer().headDim()));
+        all.add(new Tensor(INDEX_SCALES, DType.F32, c.indexer().blocks()));
+        return List.copyOf(all);
+    }
+
+    private static List<Tensor> latentTensors(CacheDtype dtype, MlaConfig c) {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
         return switch (dtype) {
             case F32 -> List.of(new Tensor("kv_cache", DType.F32, dc), new Tensor("pe_cache", DType.F32, dr));
@@ -133,6 +149,10 @@ public final class CacheFiles {
             }
             CacheIdentity fileId = identity(file, meta);
             MlaConfig config = fileId.config();
+            if (config.sparse() != cache.sparse()) {
+                throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
+                        : "a dense cache's file, the target cache is sparse (it also needs the indexer's keys, which the file does not hold)"));
+            }
             if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
                 throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
                         + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
@@ -189,12 +209,39 @@ public final class CacheFiles {
                     }
                 }
                 float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
+                byte[][] codes = new byte[1][];
+                float[][] indexScales = new float[1][];
+                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
                 CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
+                if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
             } else {
-                cache.write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
+                byte[][] codes = new byte[1][];
+                float[][] indexScales = new float[1][];
+                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
+                CacheStorage.of(cache).write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
+                if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
             }
             CacheStorage.of(cache).bind(fileId);                          // a cache without an identity takes the file's
         }
+    }
+
+    /** A sparse cache file's indexer keys, checked: no e4m3 NaN codes, scales finite and &gt; 0. */
+    private static void readIndexKeys(SafeTensorsFile f, Path file, MlaConfig config, byte[][] codes, float[][] scales) {
+        int di = config.indexer().headDim(), blocks = config.indexer().blocks();
+        byte[] c = f.readBytes(INDEX_CODES, DType.F8_E4M3);
+        for (int i = 0; i < c.length; i++) {
+            if ((c[i] & 0x7F) == 0x7F) {
+                throw new MlaException(file + ": tensor " + INDEX_CODES + " holds the e4m3 NaN code 0x" + HexFormat.of().toHexDigits(c[i]) + " at " + at(i, di));
+            }
+        }
+        float[] s = f.readFloats(INDEX_SCALES);
+        for (int i = 0; i < s.length; i++) {
+            if (!(s[i] > 0) || Float.isInfinite(s[i])) {
+                throw new MlaException(file + ": tensor " + INDEX_SCALES + " holds " + s[i] + " at " + at(i, blocks) + "; scales must be finite and > 0");
+            }
+        }
+        codes[0] = c;
+        scales[0] = s;
     }
 
     /** The identity a file's metadata records, each part checked (the config must parse and match its hash). */

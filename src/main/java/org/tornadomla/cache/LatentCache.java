@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.MlaException;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.MlaConfig;
 
@@ -8,7 +9,9 @@ import java.util.Objects;
 /**
  * The MLA cache of one layer for a batch of sequences: per token only the normalised latent c_kv
  * (kv_lora_rank numbers, DeepSeek's {@code kv_cache}) and the roped shared key k_pe (qk_rope_head_dim
- * numbers, {@code pe_cache}), stored as the {@link CacheDtype} says.
+ * numbers, {@code pe_cache}), stored as the {@link CacheDtype} says. The cache of a sparse config
+ * ({@link MlaConfig#sparse()}, DeepSeek-V3.2) also holds each token's lightning-indexer key (e4m3 codes and
+ * their scales, 132 bytes per token for V3.2), in the same blocks: see {@link #sparse()}.
  *
  * <p>Two kinds, one format (docs/paged-cache.md):
  * <ul>
@@ -110,7 +113,19 @@ public final class LatentCache {
         return storage.ropeDim();
     }
 
-    /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
+    /**
+     * Whether this is a sparse config's cache, which also holds the indexer's key of every token (the config it
+     * was made with has an indexer, {@link MlaConfig#sparse()}). Such a cache is filled by a layer's steps or a
+     * cache file, not by {@link #write}.
+     */
+    public boolean sparse() {
+        return storage.sparse();
+    }
+
+    /**
+     * Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3),
+     * the indexer's key included for a sparse cache (+132 for DeepSeek-V3.2).
+     */
     public long bytesPerToken() {
         return storage.bytesPerToken();
     }
@@ -217,9 +232,14 @@ public final class LatentCache {
     /**
      * Replaces sequence b's content with n tokens: latent [n, kv_lora_rank] and roped keys [n, qk_rope_head_dim]
      * (interleaved rope order), stored in the cache's dtype. Checked before anything is written: the shapes, finite
-     * numbers, the capacity and the pool.
+     * numbers, the capacity and the pool. Refused for a {@link #sparse()} cache: its tokens also need the
+     * indexer's keys, which a layer's steps compute (or a cache file carries).
      */
     public void write(int b, float[] latent, float[] ropeKey) {
+        if (storage.sparse()) {
+            throw new MlaException("cache write: a sparse cache also holds the indexer's key of every token, which a latent and a "
+                    + "rope key alone do not give; fill it with the layer's steps (prefill) or CacheFiles.importInto");
+        }
         storage.write(b, latent, ropeKey);
     }
 

@@ -76,6 +76,10 @@ public final class RunLayerCommand implements Callable<Integer> {
             + ", FlashMLA's page size)")
     Integer blockSize;
 
+    @Option(names = "--dense", description = "for a sparse config (DeepSeek-V3.2's DSA): attend to the whole context instead of the "
+            + "indexer's top-k positions, to compare the two (docs/sparse-attention.md)")
+    boolean dense;
+
     @picocli.CommandLine.Mixin
     KernelOptions kernel;
 
@@ -85,13 +89,14 @@ public final class RunLayerCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        AttentionOptions opt = kernel.options(AttentionPath.parse(path));
+        AttentionOptions opt = kernel.options(AttentionPath.parse(path)).withDense(dense);
         CacheDtype dtype = kernel.dtype();
         List<Path> inputs = new ArrayList<>(List.of(config, input));
         MlaConfig cfg = MlaConfig.load(config);
         WeightDtype wanted = weightsDtype == null ? null : WeightDtype.parse(weightsDtype);
         // everything that does not need the weights is checked before they load (a V3 layer takes seconds)
         if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        if (dense && !cfg.sparse()) throw new MlaException("--dense is for a sparse config (index_topk in config.json); " + config + " is dense MLA already");
         Input in = read(input, cfg);
         GraphExecutor executor = kernel.executor(out);
         try {

@@ -167,6 +167,44 @@ public final class CacheLayout {
         return 2 * rows + 4 * seqs + b * maxBlocks;
     }
 
+    // ---------------------------------------------------------------- the indexer's key cache (sparse configs)
+
+    /*
+     * A sparse config (DeepSeek-V3.2's DSA) also caches, per token, the lightning indexer's key: index_head_dim
+     * e4m3 codes and one fp32 ue8m0 scale per 128 of them (132 bytes for V3.2), in the same slots as the latent,
+     * in two more arrays beside the three above (a dense cache has neither):
+     *
+     *   indexKeys   (byte[])   the codes [slot, d_idx]
+     *   indexScales (float[])  the scales [slot, d_idx / 128]
+     *
+     * so the block tables, copy-on-write, truncate and free cover them as they cover the latent.
+     */
+
+    /** Indexer key codes of a sparse cache: slots · d_idx bytes. */
+    public static long indexKeysLength(long slots, int dIdx) {
+        return slots * dIdx;
+    }
+
+    /** Indexer key scales of a sparse cache: slots · d_idx / 128 floats. */
+    public static long indexScalesLength(long slots, int dIdx) {
+        return slots * (dIdx / FP8_BLOCK);
+    }
+
+    /** Bytes of the indexer's key per token: d_idx codes + 4 per scale (132 for DeepSeek-V3.2); 0 for d_idx = 0 (dense). */
+    public static long indexBytesPerToken(int dIdx) {
+        return dIdx + 4L * (dIdx / FP8_BLOCK);
+    }
+
+    /** Index in indexKeys of code i (&lt; d_idx) of a slot. */
+    public static int indexKeyIndex(int slot, int i, int dIdx) {
+        return slot * dIdx + i;
+    }
+
+    /** Index in indexScales of the scale of block k (&lt; d_idx / 128) of a slot. */
+    public static int indexScaleIndex(int slot, int k, int dIdx) {
+        return slot * (dIdx / FP8_BLOCK) + k;
+    }
+
     // ---------------------------------------------------------------- host-side views (export, import)
 
     /** INT8 and FP8: the quantised values stored per token (int8: d_c + d_r bytes, fp8: d_c e4m3 bytes). */

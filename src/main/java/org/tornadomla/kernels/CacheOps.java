@@ -100,4 +100,54 @@ public final class CacheOps {
             }
         }
     }
+
+    /**
+     * A sparse cache's indexer keys, appended like {@link #append} appends the latent: each token row r's e4m3 key
+     * codes [rows, d_idx] and scales [rows, d_idx/128] ({@link Indexer#quantizeBlocks} of the indexer's k) go to
+     * the slot of its position (attnMeta, {@link CacheLayout#slot}), in indexKeys [slot, d_idx] and indexScales
+     * [slot, d_idx/128]; padding rows write nothing. Runs after {@link #copyIndexBlocks}, before the index scores.
+     */
+    public static void appendIndexKeys(byte[] codes, float[] scales, byte[] indexKeys, float[] indexScales, int[] attnMeta,
+                                       int rows, int blockSize, int dIdx) {
+        for (@Parallel int r = 0; r < rows; r++) {
+            int pos = CacheLayout.metaRowPosition(attnMeta, r);
+            int slot = CacheLayout.slot(attnMeta, CacheLayout.metaRowTable(attnMeta, r), pos < 0 ? 0 : pos, blockSize);
+            int blocks = dIdx / CacheLayout.FP8_BLOCK;
+            if (pos < -1) {
+                // never taken: keeps the rows already cached when TornadoVM copies the arrays in (docs/design.md §2)
+                codes[r * dIdx] = (byte) (indexKeys[slot * dIdx] + (int) indexScales[slot * blocks]);
+            }
+            if (pos >= 0) {
+                for (int i = 0; i < dIdx; i++) {
+                    indexKeys[CacheLayout.indexKeyIndex(slot, i, dIdx)] = codes[r * dIdx + i];
+                }
+                for (int k = 0; k < blocks; k++) {
+                    indexScales[CacheLayout.indexScaleIndex(slot, k, dIdx)] = scales[r * blocks + k];
+                }
+            }
+        }
+    }
+
+    /**
+     * Copy-on-write of a sparse cache's indexer keys, as {@link #copyBlocks} copies the latent: the
+     * {@code blockSize} slots of every block to copy before the step (attnMeta) get their codes and scales copied
+     * into the new block. Runs in the same step as copyBlocks, before any append.
+     */
+    public static void copyIndexBlocks(byte[] indexKeys, float[] indexScales, int[] attnMeta, int rows, int seqs, int blockSize, int dIdx) {
+        for (@Parallel int b = 0; b < seqs; b++) {
+            for (@Parallel int t = 0; t < blockSize; t++) {
+                int src = CacheLayout.metaCopySource(attnMeta, rows, b);
+                if (src >= 0) {
+                    int from = src * blockSize + t;
+                    int to = CacheLayout.metaCopyTarget(attnMeta, rows, b) * blockSize + t;
+                    for (int i = 0; i < dIdx; i++) {
+                        indexKeys[CacheLayout.indexKeyIndex(to, i, dIdx)] = indexKeys[CacheLayout.indexKeyIndex(from, i, dIdx)];
+                    }
+                    for (int k = 0; k < dIdx / CacheLayout.FP8_BLOCK; k++) {
+                        indexScales[CacheLayout.indexScaleIndex(to, k, dIdx)] = indexScales[CacheLayout.indexScaleIndex(from, k, dIdx)];
+                    }
+                }
+            }
+        }
+    }
 }

@@ -194,4 +194,35 @@ public final class Indexer {
             }
         }
     }
+
+    /**
+     * {@link #indexScores} over the cache's indexer keys (a layer step): row r at position p of its sequence scores
+     * that sequence's cached positions t ≤ p, each key read from the slot its block table gives (attnMeta,
+     * {@link CacheLayout#slot}; indexKeys [slot, dim], indexScales [slot], dim = 128: one scale per key).
+     * scores [rows, capacity], −∞ for t &gt; p and for every t of a padding row. The step's own keys must be
+     * appended first ({@link CacheOps#appendIndexKeys}).
+     */
+    public static void cachedScores(byte[] qCodes, float[] w, byte[] indexKeys, float[] indexScales, float[] scores, int[] attnMeta,
+                                    int rows, int heads, int dim, int capacity, int blockSize, float[] pow2) {
+        for (@Parallel int r = 0; r < rows; r++) {
+            for (@Parallel int t = 0; t < capacity; t++) {
+                int pos = CacheLayout.metaRowPosition(attnMeta, r);
+                float score = Float.NEGATIVE_INFINITY;
+                if (t <= pos) {
+                    int slot = CacheLayout.slot(attnMeta, CacheLayout.metaRowTable(attnMeta, r), t, blockSize);
+                    float acc = 0f;
+                    for (int h = 0; h < heads; h++) {
+                        int qBase = (r * heads + h) * dim;
+                        float dot = 0f;
+                        for (int d = 0; d < dim; d++) {
+                            dot += Fp8.decode(qCodes[qBase + d], pow2) * Fp8.decode(indexKeys[slot * dim + d], pow2);
+                        }
+                        acc += Math.max(dot, 0f) * w[r * heads + h];
+                    }
+                    score = acc * indexScales[slot];
+                }
+                scores[r * capacity + t] = score;
+            }
+        }
+    }
 }

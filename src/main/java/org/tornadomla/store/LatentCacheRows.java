@@ -32,6 +32,10 @@ public final class LatentCacheRows implements BlockRows {
     /** The rows of {@code cache}, for a {@link LatentStore}. */
     public LatentCacheRows(LatentCache cache) {
         this.cache = Objects.requireNonNull(cache, "cache");
+        if (cache.sparse()) {
+            throw new MlaException("latent store: a sparse cache (DeepSeek Sparse Attention: it also holds the indexer's keys) "
+                    + "cannot be pushed or pulled yet; the store moves the latent rows of dense caches only");
+        }
     }
 
     /** One {@link BlockRows} per layer's cache, in layer order. */

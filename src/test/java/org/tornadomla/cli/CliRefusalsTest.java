@@ -93,6 +93,7 @@ class CliRefusalsTest {
         weights = dir.resolve("broken.safetensors");
         Files.writeString(weights, "not a safetensors file");
         refused("--block-size 3 needs --paged", runLayer(input, out, "--block-size", "3"));
+        refused("--dense is for a sparse config", runLayer(input, out, "--dense"));
         refused("unknown backend 'cuda'", runLayer(input, out, "--backend", "cuda"));
         Path start = input("start.safetensors", "prefill_input", "decode_input_1");
         refused("has decode_input_1 but no decode_input_0", runLayer(start, out));

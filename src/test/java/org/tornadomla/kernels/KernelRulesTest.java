@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KernelRulesTest {
     static final List<Class<?>> KERNEL_CLASSES = List.of(Norms.class, Projections.class, Rope.class, Absorb.class, CacheLayout.class,
             CacheOps.class, CacheRows.class, NaiveAttention.class, AbsorbedAttention.class, Softmax.class, OnlineSoftmax.class, Bf16.class, Fp8.class,
-            Dequantize.class, Indexer.class, TopK.class);
+            Dequantize.class, Indexer.class, TopK.class, SparseAttention.class);
     static final ClassDesc PARALLEL = ClassDesc.of("uk.ac.manchester.tornado.api.annotations.Parallel");
     /** Kernel-safe helpers that only host code calls (kernels call their parts directly). */
     static final Set<String> HOST_HELPERS = Set.of("CacheRows.writeRow");

@@ -66,6 +66,20 @@ class TornadoLayerTest {
     }
 
     @Test
+    void aSparseConfigIsRefusedWithOneClearErrorNamingSparseAttention() {
+        MlaConfig c = new MlaConfig(64, 2, 32, 32, 16, 16, 16, 10000, 1e-6, 4096, 1, null, false,
+                new org.tornadomla.config.IndexerConfig(4, 128, 8, true, false));
+        try (MlaLayer dev = new MlaLayer(MlaWeights.random(c, 1), tornado)) {
+            for (AttentionOptions opt : new AttentionOptions[] {AttentionOptions.of(AttentionPath.ABSORBED), AttentionOptions.of(AttentionPath.TILED).withDense(true)}) {
+                LatentCache cache = dev.newCache(1, 8, CacheDtype.F32);
+                MlaException e = assertThrows(MlaException.class, () -> dev.decode(cache, TestData.gaussian(3, 64), opt));
+                assertTrue(e.getMessage().contains("sparse attention") && e.getMessage().contains("does not run on TornadoVM yet"), e.getMessage());
+                assertEquals(0, cache.length(0), "refused before anything ran");
+            }
+        }
+    }
+
+    @Test
     void everyPathAndCacheDtypeMatchesTheJvm() {
         for (AttentionPath p : AttentionPath.values()) {
             for (CacheDtype dt : CacheDtype.values()) {

@@ -34,6 +34,11 @@ import java.util.function.Function;
  * {@link #describe} writes them into the kernels' metadata, {@link #commit} makes them the cache's after the
  * kernels ran. A step that does not fit (a sequence past its capacity, an exhausted pool) fails in
  * {@link #prepare} and leaves the cache as it was.
+ *
+ * <p>A cache of a sparse config ({@link MlaConfig#sparse()}, DeepSeek-V3.2) also holds, in the same slots, the
+ * lightning indexer's key of every token: index_head_dim e4m3 codes and their fp32 scales (132 bytes per token
+ * for V3.2; {@link CacheLayout}'s indexer section), two more arrays after the three of the latent. A dense
+ * cache has neither: its storage is the same as before sparse attention existed.
  */
 public final class CacheStorage implements DeviceResident {
     /** Tokens per block of a paged cache unless chosen: FlashMLA's page size. */
@@ -48,10 +53,14 @@ public final class CacheStorage implements DeviceResident {
     private final int kvLoraRank;
     private final int ropeDim;
     private final CacheDtype dtype;
+    private final int indexDim;       // index_head_dim of a sparse config, 0 for a dense one
     // storage as CacheLayout describes it: the 32-, 16- and 8-bit parts
     private final float[] floats;
     private final short[] halves;
     private final byte[] bytes;
+    // the indexer's keys (sparse configs only, else null): e4m3 codes [slot, d_idx] and scales [slot, d_idx/128]
+    private final byte[] indexKeys;
+    private final float[] indexScales;
     // the block tables and the pool: host-side bookkeeping, handed to the kernels in each step's metadata
     private final int[] tables;       // [batch, maxBlocks], block ids; entries past a sequence's blocks are −1
     private final int[] lengths;      // tokens per sequence
@@ -126,23 +135,27 @@ public final class CacheStorage implements DeviceResident {
         this.kvLoraRank = config.kvLoraRank();
         this.ropeDim = config.qkRopeHeadDim();
         this.dtype = dtype;
+        this.indexDim = config.sparse() ? config.indexer().headDim() : 0;
         int code = dtype.code;
         long slots = (long) numBlocks * blockSize;
         long largest = Math.max(CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim),
                 Math.max(CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim), CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)));
         String what = paged ? "a paged cache of " + numBlocks + " blocks × " + blockSize + " tokens" : "batch " + batch + " × capacity " + capacity;
+        largest = Math.max(largest, CacheLayout.indexKeysLength(slots, indexDim));
         if (largest > Integer.MAX_VALUE - 8)
             throw new MlaException("cache too large for one Java array: " + what
                     + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
         // the storage, and the bookkeeping twice (the tables, lengths, flags, counts and pool, and a step's working copy of them)
         long bookkeeping = 2 * (4L * batch * maxBlocks + 4L * batch + batch + 8L * numBlocks);
-        Memory.require(dtype.bytesPerToken(kvLoraRank, ropeDim) * slots + bookkeeping,
+        Memory.require((dtype.bytesPerToken(kvLoraRank, ropeDim) + CacheLayout.indexBytesPerToken(indexDim)) * slots + bookkeeping,
                 (paged ? what + " for " + batch + " sequences" : "a latent cache of " + batch + " × " + capacity + " tokens")
                         + " (storage and block tables)");
         floats = new float[(int) CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim)];
         if (code == CacheLayout.BF16 || code == CacheLayout.FP8) System.arraycopy(Bf16.pow2(), 0, floats, 0, CacheLayout.TABLE);
         halves = new short[(int) CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim)];
         bytes = new byte[(int) CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)];
+        indexKeys = indexDim == 0 ? null : new byte[(int) CacheLayout.indexKeysLength(slots, indexDim)];
+        indexScales = indexDim == 0 ? null : new float[(int) CacheLayout.indexScalesLength(slots, indexDim)];
         tables = new int[batch * maxBlocks];
         Arrays.fill(tables, -1);
         lengths = new int[batch];
@@ -200,6 +213,16 @@ public final class CacheStorage implements DeviceResident {
         return ropeDim;
     }
 
+    /** Whether this cache also holds the indexer's keys (a sparse config's cache). */
+    public boolean sparse() {
+        return indexDim > 0;
+    }
+
+    /** index_head_dim of the indexer keys held per token; 0 for a dense cache. */
+    public int indexDim() {
+        return indexDim;
+    }
+
     /**
      * The layer this cache belongs to: the one that made it ({@code MlaLayer.newCache}), filled it first, or
      * whose file or store blocks were imported into it first; null until then (a cache made with a constructor
@@ -220,6 +243,10 @@ public final class CacheStorage implements DeviceResident {
         if (id.config().kvLoraRank() != kvLoraRank || id.config().qkRopeHeadDim() != ropeDim) {
             throw new MlaException("cache [" + kvLoraRank + " + " + ropeDim + "] does not belong to a config with kv_lora_rank "
                     + id.config().kvLoraRank() + " and qk_rope_head_dim " + id.config().qkRopeHeadDim());
+        }
+        if (id.config().sparse() != sparse()) {
+            throw new MlaException(sparse() ? "a sparse cache (with the indexer's keys) does not belong to a dense config"
+                    : "a dense cache does not belong to a sparse config (its cache also holds the indexer's keys)");
         }
         if (identity == null) identity = id;
         else CacheIdentity.requireSame(identity, id, "refused: the layer", "the layer this cache belongs to");
@@ -242,14 +269,18 @@ public final class CacheStorage implements DeviceResident {
         if (!live[b]) throw new MlaException("sequence " + b + " is not in the cache (freed, or never added)");
     }
 
-    /** Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3). */
+    /**
+     * Bytes stored per cached token, scales included (f32 2,304, bf16 1,152, int8 584, fp8 656 for DeepSeek-V3),
+     * plus the indexer's key for a sparse cache (132 for DeepSeek-V3.2: fp8 656 + 132 = 788).
+     */
     public long bytesPerToken() {
-        return CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim);
+        return CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim) + CacheLayout.indexBytesPerToken(indexDim);
     }
 
-    /** Bytes of the storage (the whole pool), scales and the decoding table included. */
+    /** Bytes of the storage (the whole pool), scales, the decoding table and a sparse cache's indexer keys included. */
     public long storageBytes() {
-        return 4L * floats.length + 2L * halves.length + bytes.length;
+        long n = 4L * floats.length + 2L * halves.length + bytes.length;
+        return indexDim == 0 ? n : n + indexKeys.length + 4L * indexScales.length;
     }
 
     /** Sequence b's block table: the blocks holding its positions 0 … length − 1, in order (a copy). */
@@ -601,7 +632,7 @@ public final class CacheStorage implements DeviceResident {
 
     @Override
     public Object[] arrays() {
-        return new Object[] {floats, halves, bytes};
+        return indexDim == 0 ? new Object[] {floats, halves, bytes} : new Object[] {floats, halves, bytes, indexKeys, indexScales};
     }
 
     @Override
@@ -782,6 +813,83 @@ public final class CacheStorage implements DeviceResident {
         return out;
     }
 
+    /** A sparse cache's indexer key codes, for kernels: e4m3 [slot, d_idx] ({@link CacheLayout#indexKeyIndex}). */
+    public byte[] indexKeys() {
+        requireSparse("indexer keys");
+        toHost();
+        return indexKeys;
+    }
+
+    /** A sparse cache's indexer key scales, for kernels: [slot, d_idx / 128] ({@link CacheLayout#indexScaleIndex}). */
+    public float[] indexScales() {
+        requireSparse("indexer key scales");
+        toHost();
+        return indexScales;
+    }
+
+    private void requireSparse(String what) {
+        if (indexDim == 0) throw new MlaException(what + " asked of a dense cache (only a sparse config's cache holds the indexer's keys)");
+    }
+
+    /** Sequence b's indexer keys as stored: e4m3 codes [length(b), d_idx] and scales [length(b), d_idx/128]. */
+    public record IndexKeys(byte[] codes, float[] scales) {
+        /** A copy of the codes. */
+        @Override
+        public byte[] codes() {
+            return codes.clone();
+        }
+
+        /** A copy of the scales. */
+        @Override
+        public float[] scales() {
+            return scales.clone();
+        }
+    }
+
+    /** Sequence b's indexer keys (a sparse cache), copies in position order. */
+    public IndexKeys indexKeys(int b) {
+        requireSparse("indexer keys");
+        int n = length(b), spt = indexDim / CacheLayout.FP8_BLOCK;
+        toHost();
+        byte[] codes = new byte[n * indexDim];
+        float[] scales = new float[n * spt];
+        for (int t = 0; t < n; t++) {
+            int slot = slot(b, t);
+            System.arraycopy(indexKeys, CacheLayout.indexKeyIndex(slot, 0, indexDim), codes, t * indexDim, indexDim);
+            System.arraycopy(indexScales, CacheLayout.indexScaleIndex(slot, 0, indexDim), scales, t * spt, spt);
+        }
+        return new IndexKeys(codes, scales);
+    }
+
+    /**
+     * Sets the indexer keys of sequence b's length(b) tokens (after {@link #write} or {@link #writeQuantised} of
+     * its latent): codes [n, d_idx] e4m3, scales [n, d_idx/128] finite and &gt; 0. Checked before writing.
+     */
+    public void writeIndexKeys(int b, byte[] codes, float[] scales) {
+        requireSparse("indexer keys");
+        Objects.requireNonNull(codes, "codes");
+        Objects.requireNonNull(scales, "scales");
+        int n = length(b), spt = indexDim / CacheLayout.FP8_BLOCK;
+        if (codes.length != (long) n * indexDim || scales.length != (long) n * spt) {
+            throw new MlaException("indexer keys: expected [" + n + ", " + indexDim + "] codes and [" + n + ", " + spt + "] scales for sequence " + b
+                    + " of " + n + " tokens, found " + codes.length + " and " + scales.length + " numbers");
+        }
+        for (int i = 0; i < codes.length; i++) {
+            if ((codes[i] & 0x7F) == 0x7F) throw new MlaException("indexer keys: code [" + i / indexDim + ", " + i % indexDim + "] is an e4m3 NaN code (0x7F/0xFF)");
+        }
+        for (int i = 0; i < scales.length; i++) {
+            if (!(scales[i] > 0) || Float.isInfinite(scales[i])) {
+                throw new MlaException("indexer keys: scale [" + i / spt + ", " + i % spt + "] is " + scales[i] + "; scales must be finite and > 0");
+            }
+        }
+        toHost();
+        for (int t = 0; t < n; t++) {
+            int slot = slot(b, t);
+            System.arraycopy(codes, t * indexDim, indexKeys, CacheLayout.indexKeyIndex(slot, 0, indexDim), indexDim);
+            System.arraycopy(scales, t * spt, indexScales, CacheLayout.indexScaleIndex(slot, 0, indexDim), spt);
+        }
+    }
+
     /** The 32-bit part, for kernels: F32 values, or the decoding table and scales ({@link CacheLayout}). */
     public float[] floats() {
         toHost();
@@ -803,6 +911,6 @@ public final class CacheStorage implements DeviceResident {
     @Override
     public String toString() {
         return (paged ? "paged latent cache, " + numBlocks + " blocks × " + blockSize + " tokens, " : "latent cache, ")
-                + batch + " sequences × " + capacity + " tokens, " + dtype;
+                + batch + " sequences × " + capacity + " tokens, " + dtype + (indexDim > 0 ? ", with the indexer's keys (sparse)" : "");
     }
 }

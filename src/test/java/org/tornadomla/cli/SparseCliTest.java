@@ -1,0 +1,57 @@
+package org.tornadomla.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.tornadomla.TestData;
+import org.tornadomla.attention.AttentionOptions;
+import org.tornadomla.attention.AttentionPath;
+import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.IndexerConfig;
+import org.tornadomla.config.MlaConfig;
+import org.tornadomla.weights.DType;
+import org.tornadomla.weights.MlaWeights;
+import org.tornadomla.weights.SafeTensorsFile;
+import org.tornadomla.weights.SafeTensorsWriter;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** run-layer on a sparse config: sparse attention by default, the whole context with --dense. */
+class SparseCliTest {
+    @Test
+    void runLayerAttendsSparselyUnlessDense(@TempDir Path dir) throws IOException {
+        MlaConfig c = new MlaConfig(64, 2, 32, 32, 16, 16, 16, 10000, 1e-6, 4096, 1, null, false, new IndexerConfig(4, 128, 4, true, false));
+        Path config = dir.resolve("config.json"), weights = dir.resolve("model.safetensors"), in = dir.resolve("in.safetensors");
+        Files.writeString(config, c.toJson());
+        MlaWeights.random(c, 5).addTo(new SafeTensorsWriter(), 0, DType.F32).write(weights);
+        MlaWeights w = MlaWeights.load(weights, c, 0);
+        int T = 12, d = c.hiddenSize();
+        float[] x = TestData.gaussian(6, T * d), x1 = TestData.gaussian(7, d);
+        new SafeTensorsWriter().add("prefill_input", new long[] {1, T, d}, x).add("decode_input_0", new long[] {1, 1, d}, x1).write(in);
+        float[][] got = new float[2][];
+        for (int dense = 0; dense < 2; dense++) {
+            Path out = dir.resolve("out" + dense + ".safetensors");
+            String[] args = {"run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString(),
+                    "--output", out.toString(), "--path", "tiled"};
+            if (dense == 1) args = java.util.stream.Stream.concat(java.util.Arrays.stream(args), java.util.stream.Stream.of("--dense")).toArray(String[]::new);
+            CliTest.Run r = CliTest.mla(args);
+            assertEquals(0, r.code(), r.err());
+            MlaLayer layer = new MlaLayer(w);
+            LatentCache cache = layer.newCache(1, T + 1, CacheDtype.F32);
+            AttentionOptions opt = AttentionOptions.of(AttentionPath.TILED).withDense(dense == 1);
+            layer.prefill(cache, x, T, opt);
+            float[] expected = layer.decode(cache, x1, opt);
+            try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
+                got[dense] = o.readFloats("decode_output_0", 1, 1, d);
+            }
+            TestData.assertClose(expected, got[dense], 1e-5, dense == 1 ? "--dense" : "sparse");
+        }
+        assertTrue(TestData.maxAbsDiff(got[0], got[1]) > 1e-3, "top-4 of 13 positions is not dense attention");
+    }
+}
