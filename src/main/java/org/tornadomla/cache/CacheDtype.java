@@ -13,7 +13,10 @@ public enum CacheDtype {
     BF16(CacheLayout.BF16, 2),
     /** 1 byte per number plus one fp32 scale per token for the latent and one for the rope part. */
     INT8(CacheLayout.INT8, 1),
-    /** FlashMLA's layout: e4m3 latent with an fp32 scale per 128 numbers, bf16 rope part (656 B/token for V3). */
+    /**
+     * FlashMLA's layout: e4m3 latent with an fp32 power-of-two (ue8m0) scale per 128 numbers, bf16 rope part (656
+     * B/token for V3).
+     */
     FP8(CacheLayout.FP8, 1);
 
     /** The code kernels take ({@link CacheLayout#F32} … {@link CacheLayout#FP8}). */

@@ -23,7 +23,8 @@ package org.tornadomla.kernels;
  * </pre>
  *
  * In every array consecutive slots are adjacent (a run of rows can be read as one block). FP8 is FlashMLA's layout: 512 e4m3 bytes + 4 fp32 scales + 64 bf16 numbers = 656 bytes per token for
- * DeepSeek-V3; each block of 128 latent numbers is scaled by its largest magnitude / 448.
+ * DeepSeek-V3; each block of 128 latent numbers is scaled by its largest magnitude / 448 (at least 1e-4) rounded up to a
+ * power of two (ue8m0, as FlashMLA and DeepSeek-V3.2 do).
  *
  * <p>Why three arrays: TornadoVM takes primitive arrays, at most 20 kernel arguments, and 5.2 reads bytes
  * signed only (so bf16 is a {@code short[]}, not byte pairs). The decoding table rides in the float array of

@@ -15,13 +15,17 @@ import static org.tornadomla.kernels.CacheLayout.INT8;
  * from step 1.
  */
 public final class CacheRows {
+    /** The smallest fp8 block scale before its rounding to a power of two (FlashMLA's clamp of amax/448). */
+    public static final float FP8_MIN_SCALE = 1e-4f;
+
     private CacheRows() {
     }
 
     /**
      * Writes one token's row to cache slot {@code slot}: the latent from lat[latOff …+d_c) and the roped key
      * from pe[peOff …+d_r). INT8 scales each part by its largest magnitude / 127 and rounds half away from
-     * zero; FP8 scales each block of 128 latent numbers by its largest magnitude / 448; BF16 rounds to nearest
+     * zero; FP8 scales each block of 128 latent numbers by its largest magnitude / 448 (at least 1e-4)
+     * rounded up to a power of two, FlashMLA's and DeepSeek-V3.2's ue8m0 scales; BF16 rounds to nearest
      * even. The host's way to fill a cache; {@link CacheOps#append} calls the per-dtype helpers itself (TornadoVM
      * inlines a method only up to 600 graph nodes, and this dispatcher with all three is larger).
      */
@@ -79,8 +83,11 @@ public final class CacheRows {
             for (int i = lo; i < hi; i++) {
                 amax = Math.max(amax, Math.abs(lat[latOff + i]));
             }
-            floats[CacheLayout.fp8ScaleIndex(slot, lo, dc)] = amax / Fp8.MAX;
-            float inv = amax > 0f ? Fp8.MAX / amax : 0f;
+            // FlashMLA's fp8_ds_mla and DeepSeek-V3.2: the scale amax/448, at least 1e-4, rounded up to a power of
+            // two (ue8m0); x/scale is then x times an exact power of two
+            float scale = Indexer.pow2Ceil(Math.max(amax / Fp8.MAX, FP8_MIN_SCALE), floats);
+            floats[CacheLayout.fp8ScaleIndex(slot, lo, dc)] = scale;
+            float inv = 1f / scale;
             for (int i = lo; i < hi; i++) {
                 bytes[CacheLayout.fp8LatentIndex(slot, i, dc)] = Fp8.encode(lat[latOff + i] * inv, floats);
             }

@@ -6,6 +6,7 @@ import org.tornadomla.weights.Bf16Bits;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.tornadomla.TestData.assertClose;
 import static org.tornadomla.TestData.gaussian;
 
@@ -320,11 +321,15 @@ public class KernelsTest {
         float[] decoded = new float[values.length];
         for (int slot = 0; slot < B * CAP; slot++) {
             CacheRows.writeRow(values, slot * W, values, slot * W + DC, f32, rope, lat, CacheLayout.FP8, slot, DC, DR);
-            // expected, computed here: per block of 128, scale = max|x|/448, nearest e4m3 of x/scale, times scale
+            // expected, computed here: per block of 128 (DC ≤ 128 here), scale = max(max|x|/448, 1e-4) rounded up to
+            // a power of two (FlashMLA's ue8m0), nearest e4m3 of x/scale, times scale
             double amax = 0;
             for (int i = 0; i < DC; i++) amax = Math.max(amax, Math.abs(values[slot * W + i]));
-            float scale = (float) amax / 448f;
-            for (int i = 0; i < DC; i++) decoded[slot * W + i] = (float) (Fp8Test.nearest(values[slot * W + i] * (448f / (float) amax)) * scale);
+            float raw = Math.max((float) amax / 448f, 1e-4f);
+            int e = Math.getExponent(raw);
+            float scale = raw == Math.scalb(1f, e) ? raw : Math.scalb(1f, e + 1);
+            assertTrue(scale >= raw && scale < 2 * raw, "a power of two at or above amax/448");
+            for (int i = 0; i < DC; i++) decoded[slot * W + i] = (float) (Fp8Test.nearest(values[slot * W + i] / scale) * scale);
             for (int i = DC; i < W; i++) decoded[slot * W + i] = Bf16Bits.decode(Bf16Bits.encode(values[slot * W + i]));
         }
         for (int slot = 0; slot < B * CAP; slot++) {
