@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
+import org.tornadomla.attention.SparseMla;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheFiles;
 import org.tornadomla.cache.LatentCache;
@@ -177,6 +178,11 @@ class ApiImmutabilityTest {
             return layer.forward(p, x2, new int[] {p.addSequence()}, new int[] {2}, AttentionPath.ABSORBED);
         });
         m.put("LatentCache.sequences()", cache::sequences);
+        int[] named = {CacheStorage.of(cache).slot(s, 0), -1, CacheStorage.of(cache).slot(s, 5)};
+        SparseMla.Output selected = SparseMla.attend(cache, new int[] {s}, TestData.gaussian(8, 2 * (c.kvLoraRank() + c.qkRopeHeadDim())), 1, 2,
+                named, 3, 0.1f);
+        m.put("Output.out()", selected::out);
+        m.put("Output.lse()", selected::lse);
         m.put("CacheStorage.latent(int)", () -> CacheStorage.of(cache).latent(s));
         m.put("CacheStorage.ropeKey(int)", () -> CacheStorage.of(cache).ropeKey(s));
         m.put("CacheStorage.blockTable(int)", () -> CacheStorage.of(cache).blockTable(s));
