@@ -47,7 +47,7 @@ class MultiDeviceTest {
         try (GraphExecutor a = Backends.create("tornado:0:0"); GraphExecutor b = Backends.create("tornado:0:1");
              TensorParallelLayer tp = new TensorParallelLayer(w, List.of(a, b))) {
             assertTrue(!tp.shard(0).device().equals(tp.shard(1).device()), tp.shard(0).device() + " and " + tp.shard(1).device());
-            for (AttentionPath p : new AttentionPath[] {AttentionPath.TILED, AttentionPath.ABSORBED}) {
+            for (AttentionPath p : new AttentionPath[] {AttentionPath.TILED}) {
                 AttentionOptions opt = new AttentionOptions(p, 4, 2);
                 LatentCache ref = single.newCache(2, 16, CacheDtype.F32);
                 TensorParallelCache cache = tp.newCache(2, 16, CacheDtype.F32);
