@@ -32,6 +32,7 @@ module org.tornadomla {
     exports org.tornadomla.backends;
     exports org.tornadomla.graph;
     exports org.tornadomla.store;
+    exports org.tornadomla.parallel;
 
     // picocli sets the commands' option fields by reflection (for a run of org.tornadomla.cli.MlaCommand on the
     // module path; the shipped CLI runs on the class path)

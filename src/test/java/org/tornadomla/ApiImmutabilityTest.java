@@ -61,7 +61,7 @@ class ApiImmutabilityTest {
     Path dir;
 
     static final List<String> PACKAGES = List.of("org.tornadomla", "org.tornadomla.attention", "org.tornadomla.cache",
-            "org.tornadomla.config", "org.tornadomla.weights", "org.tornadomla.graph", "org.tornadomla.io", "org.tornadomla.store",
+            "org.tornadomla.config", "org.tornadomla.weights", "org.tornadomla.graph", "org.tornadomla.io", "org.tornadomla.store", "org.tornadomla.parallel",
             "org.tornadomla.kernels", "org.tornadomla.fast", "org.tornadomla.cache.internal");
 
     /** Methods whose arrays are state meant to be written, with the reason. */
@@ -183,6 +183,38 @@ class ApiImmutabilityTest {
                 named, 3, 0.1f);
         m.put("Output.out()", selected::out);
         m.put("Output.lse()", selected::lse);
+        // the multi-device layers (each step on fresh caches, as for MlaLayer)
+        List<org.tornadomla.graph.GraphExecutor> two = List.of(new org.tornadomla.graph.JvmExecutor(), new org.tornadomla.graph.JvmExecutor());
+        org.tornadomla.parallel.TensorParallelLayer tp = new org.tornadomla.parallel.TensorParallelLayer(w, two);
+        org.tornadomla.parallel.DataParallelLayers dp = new org.tornadomla.parallel.DataParallelLayers(w, two);
+        PagedCacheSpec small = PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(16).numBlocks(8).blockSize(4).dtype(CacheDtype.F32).build();
+        float[] x4 = TestData.gaussian(7, 4 * c.hiddenSize());
+        m.put("TensorParallelLayer.forward(TensorParallelCache, float[], int, AttentionOptions)", () -> tp.forward(tp.newCache(1, 8, CacheDtype.F32), x2, 2, tiled));
+        m.put("TensorParallelLayer.forward(TensorParallelCache, float[], int, AttentionPath)", () -> tp.forward(tp.newCache(1, 8, CacheDtype.F32), x2, 2, AttentionPath.NAIVE));
+        m.put("TensorParallelLayer.forward(TensorParallelCache, float[], int[], int[], AttentionOptions)", () -> {
+            var p = tp.newPagedCache(small);
+            return tp.forward(p, x2, new int[] {p.addSequence()}, new int[] {2}, tiled);
+        });
+        m.put("TensorParallelLayer.forward(TensorParallelCache, float[], int[], int[], AttentionPath)", () -> {
+            var p = tp.newPagedCache(small);
+            return tp.forward(p, x2, new int[] {p.addSequence()}, new int[] {2}, AttentionPath.ABSORBED);
+        });
+        var tpCache = tp.newPagedCache(small);
+        tpCache.addSequence();
+        m.put("TensorParallelCache.sequences()", tpCache::sequences);
+        m.put("DataParallelLayers.forward(DataParallelCache, float[], int, AttentionOptions)", () -> dp.forward(dp.newCache(1, 8, CacheDtype.F32), x4, 2, tiled));
+        m.put("DataParallelLayers.forward(DataParallelCache, float[], int, AttentionPath)", () -> dp.forward(dp.newCache(1, 8, CacheDtype.F32), x4, 2, AttentionPath.NAIVE));
+        m.put("DataParallelLayers.forward(DataParallelCache, float[], int[], int[], AttentionOptions)", () -> {
+            var p = dp.newPagedCache(small);
+            return dp.forward(p, x2, new int[] {p.addSequence(1)}, new int[] {2}, tiled);
+        });
+        m.put("DataParallelLayers.forward(DataParallelCache, float[], int[], int[], AttentionPath)", () -> {
+            var p = dp.newPagedCache(small);
+            return dp.forward(p, x2, new int[] {p.addSequence(), p.addSequence()}, new int[] {1, 1}, AttentionPath.ABSORBED);
+        });
+        var dpCache = dp.newPagedCache(small);
+        dpCache.addSequence(1);
+        m.put("DataParallelCache.sequences()", dpCache::sequences);
         m.put("CacheStorage.latent(int)", () -> CacheStorage.of(cache).latent(s));
         m.put("CacheStorage.ropeKey(int)", () -> CacheStorage.of(cache).ropeKey(s));
         m.put("CacheStorage.blockTable(int)", () -> CacheStorage.of(cache).blockTable(s));

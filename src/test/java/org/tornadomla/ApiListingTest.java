@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ApiListingTest {
     static final List<String> EXPORTED = List.of("org.tornadomla", "org.tornadomla.config", "org.tornadomla.weights",
-            "org.tornadomla.attention", "org.tornadomla.cache", "org.tornadomla.backends", "org.tornadomla.graph", "org.tornadomla.store");
+            "org.tornadomla.attention", "org.tornadomla.cache", "org.tornadomla.backends", "org.tornadomla.graph", "org.tornadomla.store", "org.tornadomla.parallel");
 
     @Test
     void docsApiListsEveryPublicTypeOfTheExportedPackages() throws Exception {

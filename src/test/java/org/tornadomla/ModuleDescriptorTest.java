@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ModuleDescriptorTest {
     static final Set<String> API = Set.of("org.tornadomla", "org.tornadomla.config", "org.tornadomla.weights",
             "org.tornadomla.attention", "org.tornadomla.cache", "org.tornadomla.backends", "org.tornadomla.graph",
-            "org.tornadomla.store");
+            "org.tornadomla.store", "org.tornadomla.parallel");
 
     private static ModuleDescriptor descriptor() throws Exception {
         Path classes = Path.of(MlaLayer.class.getProtectionDomain().getCodeSource().getLocation().toURI());

@@ -64,6 +64,11 @@ public final class KvMemoryCommand implements Callable<Integer> {
     @Option(names = "--block-size", defaultValue = "64", description = "with --lengths: tokens per block (default: ${DEFAULT-VALUE})")
     int blockSize;
 
+    @Option(names = "--devices", description = "also the cache bytes per device when one layer runs over this many devices: "
+            + "tensor-parallel heads (H/D heads each, the whole latent on every device) and data-parallel attention (each device "
+            + "its own requests), and what crosses between devices per step (MLA models; docs/scale-out.md)")
+    Integer devices;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -153,11 +158,51 @@ public final class KvMemoryCommand implements Callable<Integer> {
                 }
             }
         }
+        if (devices != null) perDevice(out, models);
         if (chart != null) {
             writeChart(chart, config == null ? List.of() : List.of(config), data, "KV cache bytes per token, whole model, " + String.join(", ", dtypes));
             out.printf("wrote %s%n", chart);
         }
         return 0;
+    }
+
+    /**
+     * --devices D: per device, for each MLA model and dtype. TP: every device caches every request's whole latent
+     * (MLA's cache has nothing per head), so per device it is the single device's figure; the same geometry as MHA
+     * under TP caches H/D heads per device. DP: a device caches only its requests, ceil(batch / D) of them.
+     */
+    private void perDevice(PrintWriter out, List<KvMemory.Model> models) {
+        int n = devices;
+        if (n < 1) throw new MlaException("--devices must be >= 1, found " + n);
+        out.printf("%nacross %d devices, per device: tensor-parallel heads (TP) and data-parallel attention (DP), %,d-token requests, %d in all%n",
+                n, context, batch);
+        out.printf("%-18s %-52s %-5s %16s %14s %16s%n", "model", "mode", "dtype", "B/token/device", "per request", "per device");
+        int perDp = (batch + n - 1) / n;
+        boolean any = false;
+        for (KvMemory.Model m : models) {
+            if (!m.isMla()) continue;
+            any = true;
+            long numbers = KvMemory.schemes(m, groups).get(0).numbersPerTokenPerLayer();
+            for (String d : dtypes) {
+                int bytes = KvMemory.bytes(d);
+                long perToken = (numbers * bytes + m.indexerBytes()) * m.layers();
+                double request = (double) perToken * context;
+                String heads = m.heads() % n == 0 ? m.heads() / n + " heads each" : m.heads() + " heads do not split into " + n;
+                out.printf("%-18s %-52s %-5s %,16d %14s %16s%n", m.name(), "MLA TP " + n + " (" + heads + "; the whole latent on each)", d,
+                        perToken, KvMemory.human(request), KvMemory.human(request * batch));
+                out.printf("%-18s %-52s %-5s %,16d %14s %16s%n", m.name(), "MLA DP " + n + " (" + perDp + " of the " + batch + " requests each)", d,
+                        perToken, KvMemory.human(request), KvMemory.human(request * perDp));
+                if (m.heads() % n == 0) {
+                    long mha = (long) (m.heads() / n) * (m.keyDim() + m.valueDim()) * bytes * m.layers();
+                    out.printf("%-18s %-52s %-5s %,16d %14s %16s%n", m.name(), "MHA, same geometry, TP " + n + " (" + m.heads() / n + " heads each)", d,
+                            mha, KvMemory.human((double) mha * context), KvMemory.human((double) mha * context * batch));
+                }
+            }
+            long hidden = MlaConfig.PRESETS.contains(m.name()) ? MlaConfig.preset(m.name()).hiddenSize() : MlaConfig.load(config).hiddenSize();
+            out.printf("%-18s per step and layer, each token: TP sends x (%,d numbers) to every device and gets %d partial o_proj outputs "
+                    + "(%,d numbers each) back to sum; DP moves only each device's own rows of x and y%n", m.name(), hidden, n, hidden);
+        }
+        if (!any) out.printf("(no MLA model among those asked for: --devices counts MLA models)%n");
     }
 
     private static void writeChart(Path png, List<Path> inputs, DefaultCategoryDataset data, String title) {

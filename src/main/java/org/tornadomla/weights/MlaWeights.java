@@ -280,6 +280,54 @@ public final class MlaWeights {
         return new MlaWeights(config, layer, out, kvDigest);
     }
 
+    /**
+     * The weights of query heads [from, to) alone, as one device of a tensor-parallel layer holds them
+     * (DeepSeek's {@code ColumnParallelLinear} wq_b and wkv_b, {@code RowParallelLinear} wo): the rows of q_b_proj
+     * (q_proj without q_lora) of those heads, d_n + d_r each; the rows of kv_b_proj of those heads, d_n + d_v
+     * each (its output is viewed [H, d_n + d_v]: W^UK_h then W^UV_h); the columns of o_proj of those heads, d_v
+     * each. Everything the heads share is whole: q_a_proj, q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm
+     * (and a sparse config's indexer). The config is this one {@link MlaConfig#withHeads with} to − from heads:
+     * the softmax scale depends on d_n + d_r and YaRN, not on the head count, so each head computes what it
+     * computes in the whole layer. Layer index and {@link #kvDigest()} stay (the cached rows are the same).
+     *
+     * <p>Values are copied in their own form, never re-rounded. FP8 weights keep their 128 × 128 scale blocks,
+     * so a slice must start each sliced projection at a block boundary: a head range that would cut a block
+     * (for DeepSeek-V3's q_b_proj, 192 rows a head: a start at an odd head) is refused in one line.
+     * {@code heads(0, H)} is these weights.
+     */
+    public MlaWeights heads(int from, int to) {
+        int h = config.numHeads();
+        if (from < 0 || to > h || from >= to) {
+            throw new MlaException("heads [" + from + ", " + to + ") of a layer of " + h + " heads: expected 0 <= from < to <= " + h);
+        }
+        if (from == 0 && to == h) return this;
+        int qk = config.qkHeadDim(), kvb = config.qkNopeHeadDim() + config.vHeadDim(), dv = config.vHeadDim();
+        if (dtype == WeightDtype.FP8) {
+            String q = config.hasQLora() ? "q_b_proj" : "q_proj";
+            String[] names = {q, "kv_b_proj", "o_proj"};
+            long[] starts = {(long) from * qk, (long) from * kvb, (long) from * dv};
+            String[] axes = {"row", "row", "column"};
+            for (int k = 0; k < 3; k++) {
+                if (starts[k] % org.tornadomla.kernels.Fp8.WEIGHT_BLOCK != 0) {
+                    throw new MlaException("heads [" + from + ", " + to + ") of FP8 weights: " + names[k] + " would start at " + axes[k] + " " + starts[k]
+                            + ", inside a 128x128 scale block (" + from + " heads x " + (k == 0 ? qk : k == 1 ? kvb : dv)
+                            + "); choose head ranges whose starts are block boundaries, or convert the weights first (to(WeightDtype.BF16))");
+                }
+            }
+        }
+        List<Weight> out = new ArrayList<>();
+        for (Map.Entry<String, Weight> e : weights.entrySet()) {
+            Weight w = e.getValue();
+            out.add(switch (e.getKey()) {
+                case "q_b_proj.weight", "q_proj.weight" -> w.rows((long) from * qk, (long) to * qk);
+                case "kv_b_proj.weight" -> w.rows((long) from * kvb, (long) to * kvb);
+                case "o_proj.weight" -> w.columns((long) from * dv, (long) to * dv);
+                default -> w;
+            });
+        }
+        return new MlaWeights(config.withHeads(to - from), layer, out, kvDigest);
+    }
+
     // ------------------------------------------------------------------ names and shapes
 
     /** One weight: its HF name suffix and its shape from the config. */

@@ -292,6 +292,74 @@ public final class Weight {
         return new Weight(name, shape, WeightDtype.FP8, null, null, q, s);
     }
 
+    /**
+     * Rows [from, to) of this matrix, in the same form and with the same name: the values are copied, never
+     * re-rounded. An FP8 weight keeps the 128 × 128 scale blocks the rows lie in, so {@code from} must start a
+     * block (a multiple of 128); {@code to} may end inside one (its scale is the same for every row of it).
+     */
+    Weight rows(long from, long to) {
+        int rows = rows(), cols = cols();
+        checkRange("rows", from, to, rows);
+        int r0 = (int) from, n = (int) (to - from);
+        long[] s = {n, cols};
+        return switch (dtype) {
+            case F32 -> new Weight(name, s, dtype, java.util.Arrays.copyOfRange(f32, r0 * cols, (r0 + n) * cols), null, null, null);
+            case BF16 -> new Weight(name, s, dtype, null, java.util.Arrays.copyOfRange(bf16, r0 * cols, (r0 + n) * cols), null, null);
+            case FP8 -> {
+                requireBlockStart("row", r0);
+                int bc = Fp8.weightBlocks(cols), b0 = r0 / Fp8.WEIGHT_BLOCK, nb = Fp8.weightBlocks(n);
+                yield new Weight(name, s, dtype, null, null, java.util.Arrays.copyOfRange(codes, r0 * cols, (r0 + n) * cols),
+                        java.util.Arrays.copyOfRange(scales, b0 * bc, (b0 + nb) * bc));
+            }
+        };
+    }
+
+    /**
+     * Columns [from, to) of this matrix, in the same form and with the same name (values copied, never
+     * re-rounded). FP8: {@code from} must start a 128-column scale block, as for {@link #rows}.
+     */
+    Weight columns(long from, long to) {
+        int rows = rows(), cols = cols();
+        checkRange("columns", from, to, cols);
+        int c0 = (int) from, n = (int) (to - from);
+        long[] s = {rows, n};
+        switch (dtype) {
+            case F32 -> {
+                float[] v = new float[rows * n];
+                for (int r = 0; r < rows; r++) System.arraycopy(f32, r * cols + c0, v, r * n, n);
+                return new Weight(name, s, dtype, v, null, null, null);
+            }
+            case BF16 -> {
+                short[] v = new short[rows * n];
+                for (int r = 0; r < rows; r++) System.arraycopy(bf16, r * cols + c0, v, r * n, n);
+                return new Weight(name, s, dtype, null, v, null, null);
+            }
+            default -> {
+                requireBlockStart("column", c0);
+                byte[] v = new byte[rows * n];
+                for (int r = 0; r < rows; r++) System.arraycopy(codes, r * cols + c0, v, r * n, n);
+                int bc = Fp8.weightBlocks(cols), br = Fp8.weightBlocks(rows), b0 = c0 / Fp8.WEIGHT_BLOCK, nb = Fp8.weightBlocks(n);
+                float[] sc = new float[br * nb];
+                for (int b = 0; b < br; b++) System.arraycopy(scales, b * bc + b0, sc, b * nb, nb);
+                return new Weight(name, s, dtype, null, null, v, sc);
+            }
+        }
+    }
+
+    private void checkRange(String what, long from, long to, int n) {
+        if (from < 0 || to > n || from >= to) {
+            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + ": " + what + " [" + from + ", " + to
+                    + ") are not a non-empty range of 0 … " + n);
+        }
+    }
+
+    private void requireBlockStart(String what, int at) {
+        if (at % Fp8.WEIGHT_BLOCK != 0) {
+            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + " is FP8 with 128x128 block scales: a slice from "
+                    + what + " " + at + " would cut a scale block (it must start at a multiple of 128)");
+        }
+    }
+
     /** Adds this weight to a safetensors writer under {@code name}: F32, BF16, or F8_E4M3 plus {@code name_scale_inv}. */
     void addTo(SafeTensorsWriter w, String tensorName) {
         switch (dtype) {

@@ -65,6 +65,13 @@ public final class TornadoExecutor implements GraphExecutor {
     private final PrintWriter profileOut;
     private final boolean kernelContext;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
+    /**
+     * Held while a plan is built and compiled (its first execution), by every executor of this JVM: several
+     * executors driven from their own threads (org.tornadomla.parallel: one per device) compile one at a time,
+     * then run at once. Compiling on two PoCL devices at once failed here (PoCL 3.1's kernel cache lost a
+     * temporary file: "unable to rename temporary ... No such file or directory").
+     */
+    private static final Object COMPILE = new Object();
     /** Plans built so far (compiled on first execution): a continuous batch must not build one per step. */
     private int plansBuilt;
 
@@ -117,12 +124,20 @@ public final class TornadoExecutor implements GraphExecutor {
         }
         if (plan == null || stale) {
             if (plan != null) plan.close();
-            plan = new Plan(graph);
+            synchronized (COMPILE) {
+                plan = new Plan(graph);
+            }
             plans.put(graph, plan);
             plansBuilt++;
         }
         try {
-            plan.last = plan.execution.execute();
+            if (plan.ran) {
+                plan.last = plan.execution.execute();
+            } else {
+                synchronized (COMPILE) {                     // the first execution compiles
+                    plan.last = plan.execution.execute();
+                }
+            }
         } catch (RuntimeException e) {
             throw new MlaException("TornadoVM failed to run graph " + graph.name() + " on " + deviceName + ": " + rootMessage(e), e);
         }
