@@ -69,6 +69,7 @@ public final class CacheFiles {
         }
         MlaConfig config = id.config();
         int n = cache.length(b);
+        if (cache.isOffloaded(b)) throw new MlaException("cache export: sequence " + b + " is offloaded to the host: restore it first");
         SafeTensorsWriter w = new SafeTensorsWriter().checksums()
                 .metadata("format", FORMAT)
                 .metadata("config", config.toJson())

@@ -20,7 +20,8 @@ import java.util.Objects;
  *   <li>paged ({@link #paged(MlaConfig, PagedCacheSpec)}, or {@code MlaLayer.newPagedCache}): a pool of blocks of
  *   {@code blockSize} tokens (vLLM's and FlashMLA's paged KV cache) shared by sequences that join
  *   ({@link #addSequence}), leave ({@link #free}: their blocks return to the pool), fork ({@link #fork}: a shared
- *   prefix, copied block by block only where one of them writes) and roll back ({@link #truncate(int, int)}).</li>
+ *   prefix, copied block by block only where one of them writes), roll back ({@link #truncate(int, int)}) and wait
+ *   in host memory ({@link #offload}, {@link #restore}: the host tier).</li>
  * </ul>
  * The layer's forward calls append tokens; {@link #write} replaces a sequence's content from the host. The cache
  * belongs to one layer ({@link #identity()}): a layer of another model, layer index or weights refuses it.
@@ -225,6 +226,40 @@ public final class LatentCache {
     /** Forgets every token (sequences stay; their blocks return to the pool, storage is reused). */
     public void clear() {
         storage.clear();
+    }
+
+    // ---------------------------------------------------------------- the host tier
+
+    /**
+     * Moves sequence b's tokens to host memory and frees its device blocks (docs/paged-cache.md, "Host tier"): the
+     * blocks b alone holds are copied to the host, as stored, and return to the pool; a block shared with a fork
+     * stays on the device for the fork (b keeps its reference, so a restore shares it again and copies nothing for
+     * it). b stays present with its length; until {@link #restore} a step on it, a read of its tokens (an export
+     * too), a fork or a truncation to more than 0 tokens is refused in one line naming it ({@link #free},
+     * {@code truncate(b, 0)} and {@link #write} work and forget the host copy). Refused for a contiguous cache, an
+     * absent sequence, or one offloaded already.
+     */
+    public void offload(int b) {
+        storage.offload(b);
+    }
+
+    /**
+     * Brings offloaded sequence b back to the device pool: fresh blocks for the blocks it moved, its rows copied
+     * back bit for bit, its block table rebuilt; later steps give the same outputs as if it had never left. Refused
+     * in one line, with nothing changed, when the pool has too few free blocks or b is not offloaded.
+     */
+    public void restore(int b) {
+        storage.restore(b);
+    }
+
+    /** Whether sequence b is offloaded to host memory ({@link #offload}); refused unless b is present. */
+    public boolean isOffloaded(int b) {
+        return storage.offloaded(b);
+    }
+
+    /** Bytes of rows that offloaded sequences hold in host memory (the slots their tokens use, of the blocks they moved). */
+    public long hostBytes() {
+        return storage.hostBytes();
     }
 
     // ---------------------------------------------------------------- contents

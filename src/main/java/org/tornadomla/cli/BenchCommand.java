@@ -136,6 +136,11 @@ public final class BenchCommand implements Callable<Integer> {
             + "default 64) in alternating rounds in one process, and print both medians and best times and their ratio")
     boolean comparePaged;
 
+    @Option(names = "--offload", description = "time the host tier instead: offload and restore of one sequence of a paged cache "
+            + "(--batch sequences at --context, --dtype, blocks of --block-size): the bytes and GB/s a restore moves and what it adds "
+            + "to a decode step of every sequence (docs/paged-cache.md)")
+    boolean offload;
+
     @Option(names = "--mixed", description = "time a continuous-batching step of the whole layer instead: 6 sequences decode at "
             + "the first --context while 2 prompts prefill a chunk of 256 tokens, in one call; then each part alone "
             + "(hidden --layer-hidden, first --dtype, tiled path, fp8 weights)")
@@ -169,7 +174,7 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = csvToStdout ? spec.commandLine().getErr() : spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
-        if (blockSize != null && !paged && !comparePaged) throw new MlaException("--block-size " + blockSize + " needs --paged");
+        if (blockSize != null && !paged && !comparePaged && !offload) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
         if (weightsDtype != null && (mixed || comparePaged || layerOnly)) {
             throw new MlaException("--weights-dtype applies to the attention-core shapes, not to --mixed, --compare-paged or --layer-only");
@@ -178,6 +183,7 @@ public final class BenchCommand implements Callable<Integer> {
             throw new MlaException("--csv and --chart apply to the attention-core shapes, not to " + (mixed ? "--mixed" : "--compare-paged")
                     + " (which print their own table)");
         }
+        if (offload) return runOffload(out);
         if (mixed) return runMixed(out);
         if (comparePaged) return runComparePaged(out);
         weights = weightsDtype == null ? WeightDtype.F32 : WeightDtype.parse(weightsDtype);
@@ -294,6 +300,32 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** --mixed: a continuous-batching step of the whole layer, then its decodes and its prefill chunks alone. */
+    private int runOffload(PrintWriter out) {
+        Map<String, GraphExecutor> executors = executors(out);
+        int d = layerHidden != null ? layerHidden : 1024;
+        int context = contexts != null ? contexts.get(0) : quick ? 1024 : 4096;
+        int seqs = batches != null ? batches.get(0) : 8;
+        int block = blockSize != null ? blockSize : LatentCache.DEFAULT_BLOCK_SIZE;
+        int reps = quick ? 5 : 20;
+        long t0 = System.nanoTime();
+        for (String dt : dtypes != null ? dtypes : List.of("bf16")) {
+            CacheDtype dtype = CacheDtype.parse(dt);
+            out.printf(Locale.ROOT, "host tier (DeepSeek-V3 attention geometry, hidden %d, %s cache, %d sequences at context %d, blocks of %d, tiled path): "
+                    + "offload and restore of one sequence, medians of %d%n", d, dtype, seqs, context, block, reps);
+            for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+                org.tornadomla.bench.OffloadBench.Result r = org.tornadomla.bench.OffloadBench.run(MlaConfig.deepseekV3().withHiddenSize(d), e.getValue(),
+                        dtype, seqs, context, block, reps, 42);
+                out.printf(Locale.ROOT, "%-16s restore %,d bytes in %.3f ms (%.2f GB/s), offload %.3f ms (%.2f GB/s); decode step %.3f ms, "
+                                + "restore + step %.3f ms (+%.1f %%)%n", e.getKey(), r.bytes(), r.restoreMs(), r.restoreGBs(), r.offloadMs(), r.offloadGBs(),
+                        r.stepMs(), r.restoreAndStepMs(), 100 * (r.restoreAndStepMs() / r.stepMs() - 1));
+                out.flush();
+            }
+        }
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
     private int runMixed(PrintWriter out) {
         Map<String, GraphExecutor> executors = executors(out);
         int d = layerHidden != null ? layerHidden : quick ? 1024 : 7168;

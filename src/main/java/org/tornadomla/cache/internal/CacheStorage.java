@@ -68,6 +68,8 @@ public final class CacheStorage implements DeviceResident {
     private final int[] refs;         // sequences using each block
     private final int[] free;         // the free blocks, a stack: free[0 … freeTop)
     private int freeTop;
+    // the host tier: per sequence, its offloaded rows (null: resident on the device pool); see offload and restore
+    private final HostCopy[] host;
     private long version;             // changes with every change of the tables (a prepared step must be current)
     // who holds the newest copy of the storage (null: the host arrays), and how to pull it back
     private Object residentOwner;
@@ -164,6 +166,7 @@ public final class CacheStorage implements DeviceResident {
         free = new int[numBlocks];
         for (int k = 0; k < numBlocks; k++) free[k] = numBlocks - 1 - k;   // popped from the top: block 0 first
         freeTop = numBlocks;
+        host = new HostCopy[batch];
     }
 
     /** Sequence slots (the most sequences at once; every sequence of a contiguous cache). */
@@ -286,6 +289,7 @@ public final class CacheStorage implements DeviceResident {
     /** Sequence b's block table: the blocks holding its positions 0 … length − 1, in order (a copy). */
     public int[] blockTable(int b) {
         checkSequence(b);
+        if (host[b] != null) return host[b].held.clone();
         return Arrays.copyOfRange(tables, b * maxBlocks, b * maxBlocks + blocksFor(lengths[b]));
     }
 
@@ -297,7 +301,7 @@ public final class CacheStorage implements DeviceResident {
 
     /** The storage slot of sequence b's position j (&lt; its length): {@link CacheLayout#slot} over its block table. */
     public int slot(int b, int j) {
-        checkSequence(b);
+        checkResident(b);
         if (j < 0 || j >= lengths[b]) throw new MlaException("position " + j + " of sequence " + b + " out of range: it holds " + lengths[b] + " tokens");
         return CacheLayout.slot(tables, b * maxBlocks, j, blockSize);
     }
@@ -324,6 +328,7 @@ public final class CacheStorage implements DeviceResident {
     /** Removes sequence b; blocks no other sequence uses return to the pool. */
     public void free(int b) {
         checkSequence(b);
+        dropHostCopy(b);
         release(b, 0);
         lengths[b] = 0;
         live[b] = false;
@@ -336,7 +341,7 @@ public final class CacheStorage implements DeviceResident {
      * one, is copied before the write (copy-on-write, in the step's kernels). Returns the new id.
      */
     public int fork(int b) {
-        checkSequence(b);
+        checkResident(b);
         int child = addSequence();
         int n = blocksFor(lengths[b]);
         System.arraycopy(tables, b * maxBlocks, tables, child * maxBlocks, n);
@@ -354,6 +359,13 @@ public final class CacheStorage implements DeviceResident {
         checkSequence(b);
         if (length < 0) throw new MlaException("cache truncate: length must be >= 0, found " + length);
         if (length >= lengths[b]) return;
+        if (host[b] != null) {
+            if (length > 0) throw offloaded(b, "truncate it to " + length + " tokens");
+            dropHostCopy(b);                         // truncate to 0 forgets the host copy: the sequence is resident and empty
+            lengths[b] = 0;
+            version++;
+            return;
+        }
         if (paged) release(b, blocksFor(length));    // a contiguous sequence keeps its one block
         lengths[b] = length;
         version++;
@@ -397,6 +409,188 @@ public final class CacheStorage implements DeviceResident {
 
     private int take() {
         return free[--freeTop];
+    }
+
+    // ---------------------------------------------------------------- the host tier: offload and restore
+
+    /**
+     * An offloaded sequence's rows in host memory: for each block of its table, the device block it still holds
+     * (one shared with a fork, which stays on the device for it) or −1 (moved: its used slots' rows are in the
+     * host arrays, in table order, packed). The host arrays are of the storage's own types and layout per slot,
+     * so a restore writes back the very bits it took.
+     */
+    private static final class HostCopy {
+        final int[] held;
+        final int moved;
+        final Object[] arrays;   // floats, halves, bytes (, indexKeys, indexScales): rows of the moved blocks only
+        final long bytes;
+
+        HostCopy(int[] held, int moved, Object[] arrays, long bytes) {
+            this.held = held;
+            this.moved = moved;
+            this.arrays = arrays;
+            this.bytes = bytes;
+        }
+    }
+
+    /** Per storage array (in {@link #arrays()} order), the numbers one slot holds and where slot 0's start. */
+    private long[][] slotWidths() {
+        int code = dtype.code;
+        long[][] w = {
+                {CacheLayout.floatsLength(code, 1, kvLoraRank, ropeDim) - CacheLayout.floatsLength(code, 0, kvLoraRank, ropeDim),
+                        CacheLayout.floatsLength(code, 0, kvLoraRank, ropeDim)},
+                {CacheLayout.halvesLength(code, 1, kvLoraRank, ropeDim) - CacheLayout.halvesLength(code, 0, kvLoraRank, ropeDim),
+                        CacheLayout.halvesLength(code, 0, kvLoraRank, ropeDim)},
+                {CacheLayout.bytesLength(code, 1, kvLoraRank, ropeDim) - CacheLayout.bytesLength(code, 0, kvLoraRank, ropeDim),
+                        CacheLayout.bytesLength(code, 0, kvLoraRank, ropeDim)},
+                {CacheLayout.indexKeysLength(1, indexDim), 0},
+                {CacheLayout.indexScalesLength(1, indexDim), 0}};
+        return indexDim == 0 ? Arrays.copyOf(w, 3) : w;
+    }
+
+    private static Object newArrayLike(Object a, int n) {
+        if (a instanceof float[]) return new float[n];
+        if (a instanceof short[]) return new short[n];
+        return new byte[n];
+    }
+
+    /** Tokens of block k (of its table) that a sequence of {@code len} tokens uses. */
+    private int usedIn(int k, int len) {
+        return Math.min(blockSize, len - k * blockSize);
+    }
+
+    /** Whether sequence b is offloaded to the host ({@link #offload}); refused unless b is present. */
+    public boolean offloaded(int b) {
+        checkSequence(b);
+        return host[b] != null;
+    }
+
+    /** Throws unless b is present and resident (not offloaded to the host). */
+    public void checkResident(int b) {
+        checkSequence(b);
+        if (host[b] != null) throw offloaded(b, null);
+    }
+
+    private static MlaException offloaded(int b, String what) {
+        return new MlaException("sequence " + b + " is offloaded to the host: restore it first" + (what == null ? "" : " (to " + what + ")"));
+    }
+
+    /** Blocks' worth of rows held in host memory by offloaded sequences (blocks moved, not those they still share on the device). */
+    public int hostBlocks() {
+        int n = 0;
+        for (HostCopy h : host) n += h == null ? 0 : h.moved;
+        return n;
+    }
+
+    /** Bytes of rows held in host memory by offloaded sequences (only the slots their tokens use). */
+    public long hostBytes() {
+        long n = 0;
+        for (HostCopy h : host) n += h == null ? 0 : h.bytes;
+        return n;
+    }
+
+    /**
+     * Bytes a {@link #restore} of sequence b writes into the storage (the rows of its blocks on the host); 0 for a
+     * resident sequence.
+     */
+    public long hostBytes(int b) {
+        checkSequence(b);
+        return host[b] == null ? 0 : host[b].bytes;
+    }
+
+    /**
+     * Moves sequence b's rows to host memory and frees its device blocks: the blocks b alone holds (reference
+     * count 1) are copied to the host, slot by slot as stored, and return to the pool; a block b shares with a
+     * fork stays on the device, still counted as b's (its reference is kept), so the fork keeps it and a restore
+     * shares it again. b keeps its length and stays present; until {@link #restore} a step on it, a read of its
+     * tokens, a fork or a truncation to more than 0 tokens is refused in one line. Refused for a contiguous cache
+     * (each sequence owns one fixed block) and for a sequence offloaded already. Pulls the storage to the host first
+     * ({@link #toHost}): the executor that held it on a device uploads it again at its next step.
+     */
+    public synchronized void offload(int b) {
+        checkSequence(b);
+        if (!paged) throw new MlaException("offload needs a paged cache: a contiguous cache's sequences each own one fixed block of the storage");
+        if (host[b] != null) throw new MlaException("sequence " + b + " is offloaded to the host already");
+        int len = lengths[b], n = owned(tables, b), row = b * maxBlocks;
+        int[] held = new int[n];
+        int moved = 0;
+        long slots = 0;
+        for (int k = 0; k < n; k++) {
+            int block = tables[row + k];
+            boolean alone = refs[block] == 1;
+            held[k] = alone ? -1 : block;
+            if (alone) {
+                moved++;
+                slots += usedIn(k, len);
+            }
+        }
+        long bytes = slots * bytesPerToken();
+        Memory.require(bytes, "the host copy of sequence " + b + " (" + slots + " tokens)");
+        toHost();
+        Object[] dev = arrays();
+        long[][] w = slotWidths();
+        Object[] h = new Object[dev.length];
+        for (int a = 0; a < dev.length; a++) h[a] = newArrayLike(dev[a], Math.toIntExact(slots * w[a][0]));
+        long at = 0;
+        for (int k = 0; k < n; k++) {
+            if (held[k] >= 0) continue;
+            int block = tables[row + k], used = usedIn(k, len);
+            for (int a = 0; a < dev.length; a++) {
+                System.arraycopy(dev[a], (int) (w[a][1] + (long) block * blockSize * w[a][0]), h[a], (int) (at * w[a][0]), (int) (used * w[a][0]));
+            }
+            at += used;
+            refs[block] = 0;
+            free[freeTop++] = block;
+        }
+        Arrays.fill(tables, row, row + maxBlocks, -1);
+        host[b] = new HostCopy(held, moved, h, bytes);
+        version++;
+    }
+
+    /**
+     * Brings offloaded sequence b back: takes a device block for each block it moved, copies its rows back
+     * (the same bits) and rebuilds its block table, the blocks it kept shared with forks in their places. Refused
+     * in one line, nothing changed, when the pool has too few free blocks, or b is not offloaded. Pulls the
+     * storage to the host first ({@link #toHost}), as every host write does.
+     */
+    public synchronized void restore(int b) {
+        checkSequence(b);
+        HostCopy hc = host[b];
+        if (hc == null) throw new MlaException("sequence " + b + " is not offloaded: its blocks are on the device");
+        if (hc.moved > freeTop) {
+            throw new MlaException("cannot restore sequence " + b + ": it needs " + hc.moved + " blocks of " + blockSize + " tokens, " + freeTop
+                    + " of " + numBlocks + " are free (free, truncate or offload sequences, or make a larger pool); nothing changed");
+        }
+        toHost();
+        Object[] dev = arrays();
+        long[][] w = slotWidths();
+        int len = lengths[b], row = b * maxBlocks;
+        long at = 0;
+        for (int k = 0; k < hc.held.length; k++) {
+            int block = hc.held[k];
+            if (block < 0) {
+                block = take();
+                refs[block] = 1;
+                int used = usedIn(k, len);
+                for (int a = 0; a < dev.length; a++) {
+                    System.arraycopy(hc.arrays[a], (int) (at * w[a][0]), dev[a], (int) (w[a][1] + (long) block * blockSize * w[a][0]), (int) (used * w[a][0]));
+                }
+                at += used;
+            }
+            tables[row + k] = block;
+        }
+        host[b] = null;
+        version++;
+    }
+
+    /** Forgets sequence b's host copy, if any, releasing the device blocks it still shared. */
+    private void dropHostCopy(int b) {
+        HostCopy hc = host[b];
+        if (hc == null) return;
+        for (int block : hc.held) {
+            if (block >= 0 && --refs[block] == 0) free[freeTop++] = block;
+        }
+        host[b] = null;
     }
 
     // ---------------------------------------------------------------- steps: prepare, describe, commit
@@ -448,6 +642,7 @@ public final class CacheStorage implements DeviceResident {
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i];
             checkSequence(b);
+            if (host[b] != null) throw offloaded(b, "run a step on it");
             if (seen[b]) throw new MlaException("sequence " + b + " appears twice in one step");
             seen[b] = true;
             if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + b);
@@ -538,7 +733,7 @@ public final class CacheStorage implements DeviceResident {
         }
         long given = 0;
         for (int i = 0; i < seqIds.length; i++) {
-            checkSequence(seqIds[i]);
+            checkResident(seqIds[i]);
             if (counts[i] < 0) throw new MlaException("token count must be >= 0, found " + counts[i] + " for sequence " + seqIds[i]);
             if (firstPositions[i] < 0 || (long) firstPositions[i] + counts[i] > capacity) {
                 throw new MlaException("positions " + firstPositions[i] + " … " + ((long) firstPositions[i] + counts[i] - 1) + " of sequence " + seqIds[i]
@@ -591,7 +786,7 @@ public final class CacheStorage implements DeviceResident {
      * must be copied first). An append of at most this many passes {@link #prepare}.
      */
     public int room(int b) {
-        checkSequence(b);
+        checkResident(b);
         int len = lengths[b], have = owned(tables, b);
         boolean copy = writesShared(tables, refs, b, len, 1, have);
         long avail = (long) have * blockSize - len + (long) (freeTop - (copy ? 1 : 0)) * blockSize;
@@ -664,10 +859,12 @@ public final class CacheStorage implements DeviceResident {
         if (n > capacity) throw new MlaException("latent cache full: capacity " + capacity + " tokens per sequence, write of " + n);
         int have = owned(tables, b), own = 0;
         for (int k = 0; k < have; k++) own += refs[tables[b * maxBlocks + k]] == 1 ? 1 : 0;
+        if (host[b] != null) for (int block : host[b].held) own += block >= 0 && refs[block] == 1 ? 1 : 0;
         if (blocksFor(n) > freeTop + own) {
             throw new MlaException("latent cache pool exhausted: a write of " + n + " tokens needs " + blocksFor(n) + " blocks of " + blockSize
                     + ", " + (freeTop + own) + " are free");
         }
+        dropHostCopy(b);                              // a host write replaces an offloaded sequence's content too
         release(b, 0);
         for (int k = 0; k < blocksFor(n); k++) {
             tables[b * maxBlocks + k] = take();
