@@ -299,7 +299,7 @@ public final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** --mixed: a continuous-batching step of the whole layer, then its decodes and its prefill chunks alone. */
+    /** --offload: the host tier, offload and restore of one sequence of a paged cache and a decode step after it, per backend. */
     private int runOffload(PrintWriter out) {
         Map<String, GraphExecutor> executors = executors(out);
         int d = layerHidden != null ? layerHidden : 1024;
@@ -316,7 +316,7 @@ public final class BenchCommand implements Callable<Integer> {
                 org.tornadomla.bench.OffloadBench.Result r = org.tornadomla.bench.OffloadBench.run(MlaConfig.deepseekV3().withHiddenSize(d), e.getValue(),
                         dtype, seqs, context, block, reps, 42);
                 out.printf(Locale.ROOT, "%-16s restore %,d bytes in %.3f ms (%.2f GB/s), offload %.3f ms (%.2f GB/s); decode step %.3f ms, "
-                                + "restore + step %.3f ms (+%.1f %%)%n", e.getKey(), r.bytes(), r.restoreMs(), r.restoreGBs(), r.offloadMs(), r.offloadGBs(),
+                                + "restore + step %.3f ms (%+.1f %%)%n", e.getKey(), r.bytes(), r.restoreMs(), r.restoreGBs(), r.offloadMs(), r.offloadGBs(),
                         r.stepMs(), r.restoreAndStepMs(), 100 * (r.restoreAndStepMs() / r.stepMs() - 1));
                 out.flush();
             }

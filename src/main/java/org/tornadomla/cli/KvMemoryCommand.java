@@ -69,6 +69,11 @@ public final class KvMemoryCommand implements Callable<Integer> {
             + "its own requests), and what crosses between devices per step (MLA models; docs/scale-out.md)")
     Integer devices;
 
+    @Option(names = "--host-gib", description = "also how many idle sequences of --context tokens a host pool of this many GiB "
+            + "holds when their caches are offloaded (LatentCache.offload: the cache's own bytes per token, scales and a sparse "
+            + "model's indexer keys included; MLA models)")
+    Double hostGib;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -159,11 +164,41 @@ public final class KvMemoryCommand implements Callable<Integer> {
             }
         }
         if (devices != null) perDevice(out, models);
+        if (hostGib != null) hostPool(out, models);
         if (chart != null) {
             writeChart(chart, config == null ? List.of() : List.of(config), data, "KV cache bytes per token, whole model, " + String.join(", ", dtypes));
             out.printf("wrote %s%n", chart);
         }
         return 0;
+    }
+
+    /**
+     * --host-gib N: idle sequences of --context tokens a host pool of N GiB holds, per MLA model and cache dtype: the
+     * offloaded copy is the cache's own storage (CacheDtype.bytesPerToken: values and scales; plus the DSA indexer's
+     * keys) in every layer.
+     */
+    private void hostPool(PrintWriter out, List<KvMemory.Model> models) {
+        if (!(hostGib > 0) || hostGib > 1e9) throw new MlaException("--host-gib must be > 0 and at most 1e9, found " + hostGib);
+        double pool = hostGib * (1L << 30);
+        out.printf("%nhost pool of %s GiB (%,.0f bytes), idle sequences of %,d tokens offloaded to it:%n", hostGib, pool, context);
+        boolean any = false;
+        for (KvMemory.Model m : models) {
+            if (!m.isMla()) continue;
+            for (String d : dtypes) {
+                CacheDtype dt;
+                try {
+                    dt = CacheDtype.parse(d);
+                } catch (MlaException e) {
+                    continue;                                       // f16: no cache dtype of this library
+                }
+                long perToken = (dt.bytesPerToken(m.kvLoraRank(), m.ropeDim()) + m.indexerBytes()) * m.layers();
+                double perSequence = (double) perToken * context;
+                out.printf(Locale.ROOT, "%-18s %-5s %,10d B/token (%d layers)  %12s per sequence  %,14d sequences%n", m.name(), d, perToken,
+                        m.layers(), KvMemory.human(perSequence), (long) Math.floor(pool / perSequence));
+                any = true;
+            }
+        }
+        if (!any) out.printf("(no MLA model and cache dtype among those asked for: --host-gib counts MLA caches)%n");
     }
 
     /**

@@ -427,6 +427,16 @@ class CliTest {
     }
 
     @Test
+    void benchOffloadTimesARestoreOfTheBytesTheSequenceHolds() {
+        // context 64: 63 cached tokens and the step's own; fp8 rows of 656 B: 63 · 656 = 41,328 bytes come back
+        Run r = mla("bench", "--offload", "--quick", "--layer-hidden", "128", "--context", "64", "--batch", "2", "--backends", "java-fast", "--dtype", "fp8");
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.out.contains("host tier (DeepSeek-V3 attention geometry, hidden 128, fp8 cache, 2 sequences at context 64, blocks of 64"), r.out);
+        assertTrue(r.out.lines().anyMatch(l -> l.matches("java-fast +restore 41,328 bytes in [0-9.]+ ms \\([0-9.]+ GB/s\\), offload [0-9.]+ ms .*"
+                + "decode step [0-9.]+ ms, restore \\+ step [0-9.]+ ms \\([+-][0-9.]+ %\\)")), r.out);
+    }
+
+    @Test
     void kvMemoryGivesDeepSeekV3Bf16As70272BytesPerToken() throws IOException {
         Run r = mla("kv-memory", "--preset", "deepseek-v3", "--dtype", "bf16", "--context", "4096", "--batch", "8");
         assertEquals(0, r.code, r.err);
@@ -470,6 +480,14 @@ class CliTest {
         String fp8 = v32.out.lines().filter(l -> l.contains("MLA + DSA indexer keys (132 B)") && l.contains(" fp8 ")).findFirst().orElseThrow();
         assertTrue(fp8.contains(" 708 ") && fp8.contains("43,188"), fp8);        // 576 + 132; · 61
         assertTrue(mla("kv-memory", "--preset", "deepseek-v3").out.lines().noneMatch(l -> l.contains("indexer")), "a dense model has no indexer row");
+        // a host pool of 64 GiB: V3 bf16 holds 1,152 B × 61 layers = 70,272 B a token: 2^36 / (70,272 · 4,096) = 238 sequences;
+        // V3.2 fp8 adds the indexer's 132 B: (656 + 132) · 61 = 48,068 B a token, 2^36 / (48,068 · 4,096) = 349
+        Run host = mla("kv-memory", "--preset", "deepseek-v3,deepseek-v3.2", "--dtype", "bf16,fp8", "--context", "4096", "--host-gib", "64");
+        assertEquals(0, host.code, host.err);
+        String v3 = host.out.lines().filter(l -> l.startsWith("deepseek-v3 ") && l.contains(" bf16 ") && l.contains("per sequence")).findFirst().orElseThrow();
+        assertTrue(v3.contains("70,272 B/token") && v3.endsWith(" 238 sequences"), v3);
+        String sparseRow = host.out.lines().filter(l -> l.startsWith("deepseek-v3.2 ") && l.contains(" fp8 ") && l.contains("per sequence")).findFirst().orElseThrow();
+        assertTrue(sparseRow.contains("48,068 B/token") && sparseRow.endsWith(" 349 sequences"), sparseRow);
         // the MHA/GQA models are kv-memory's comparison models, not MLA presets
         Run llama = mla("demo", "--preset", "llama-2-7b");
         assertEquals(2, llama.code);
