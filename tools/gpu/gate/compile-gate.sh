@@ -6,7 +6,7 @@
 # 2. Per route: unpacks the SDK (../shared/tornadovm or $TORNADOVM_SDKS), builds the CLI jar against it and runs
 #    the project's own graphs on the stand-in's "H200": `mla check --backend tornado --quick` over every path x
 #    cache dtype x kernel set (plain, KernelContext, KernelContext over a paged cache), every path x weight dtype,
-#    and again at batch 1 (the matrix-vector projections). TornadoVM generates its PTX or CUDA C for every task; the
+#    again at batch 1 (the matrix-vector projections), and with --sparse (DeepSeek-V3.2's indexer and top-k). TornadoVM generates its PTX or CUDA C for every task; the
 #    stand-in writes each module to target/compile-gate/ROUTE/dump and runs nothing, so the check's own
 #    PASS/FAIL lines mean nothing here — but a line whose error is an exception means TornadoVM could not build
 #    or generate that graph, and fails the gate.
@@ -68,6 +68,8 @@ for route in $ROUTES; do
   drive all-paths --weights-dtype f32 || { rc=1; continue; }
   drive weights --cache-dtype f32 --weights-dtype bf16,fp8 || { rc=1; continue; }
   drive batch-1 --batch 1 --path absorbed,tiled --cache-dtype bf16 --weights-dtype f32,bf16,fp8 || { rc=1; continue; }
+  # a sparse (DeepSeek-V3.2) layer: the indexer, top-k and sparse attention kernels, every path x cache dtype
+  drive sparse --sparse --weights-dtype f32 || { rc=1; continue; }
   "$JDK/bin/java" "$ROOT/tools/gpu/gate/CompileGate.java" --route "$route" --dump "$dir/dump" --jar "$dir/cli.jar" \
     --min-kernels "${GATE_MIN_KERNELS:-30}" --markdown "$dir/kernels.md" --jobs "${GATE_JOBS:-$(nproc)}" || rc=1
   echo "compile-gate: $route route took $((SECONDS - t0)) s"

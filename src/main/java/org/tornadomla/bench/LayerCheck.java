@@ -225,11 +225,19 @@ public final class LayerCheck {
                 CacheStorage.of(cache).shuffleFreeBlocks(work.seed());
                 for (int b = 0; b < batch; b++) cache.addSequence();
             }
-            for (int b = 0; b < batch; b++) {
-                int n = prefix(b);
-                cache.write(b, MlaWeights.gaussians(rnd, n * dc, 1), MlaWeights.gaussians(rnd, n * dr, 1));
-            }
             AttentionOptions opt = new AttentionOptions(path, tile, splits);
+            if (config.sparse()) {
+                // a sparse cache cannot be written from the host (a latent alone has no indexer keys): the tokens
+                // before the prefill come from a variable-length step of the layer itself, on the same executor
+                int[] ids = java.util.stream.IntStream.range(0, batch).filter(b -> prefix(b) > 0).toArray();
+                int[] counts = Arrays.stream(ids).map(LayerCheck::prefix).toArray();
+                if (ids.length > 0) layer.forward(cache, MlaWeights.gaussians(rnd, Arrays.stream(counts).sum() * d, 1), ids, counts, opt);
+            } else {
+                for (int b = 0; b < batch; b++) {
+                    int n = prefix(b);
+                    cache.write(b, MlaWeights.gaussians(rnd, n * dc, 1), MlaWeights.gaussians(rnd, n * dr, 1));
+                }
+            }
             float[] x = MlaWeights.gaussians(rnd, batch * work.prefill() * d, 1);
             outputs.add(forward(layer, cache, x, work.prefill(), opt, poison, blockSize > 0));
             for (int s = 0; s < work.steps(); s++) {
@@ -243,7 +251,8 @@ public final class LayerCheck {
 
     /** A paged cache's sequences, stored numbers and scales as they are, in a contiguous cache of {@link #capacity()}. */
     private LatentCache contiguousCopy(LatentCache paged) {
-        LatentCache c = new LatentCache(config, paged.maxSequences(), capacity(), paged.dtype());
+        // a sparse config's copy holds the latent only (compareCaches compares the latent; the indexer keys stay out)
+        LatentCache c = new LatentCache(config.sparse() ? config.withIndexer(null) : config, paged.maxSequences(), capacity(), paged.dtype());
         for (int b = 0; b < paged.maxSequences(); b++) {
             if (paged.dtype() == CacheDtype.INT8 || paged.dtype() == CacheDtype.FP8) {
                 CacheStorage.Quantised q = CacheStorage.of(paged).quantised(b);
@@ -388,7 +397,8 @@ public final class LayerCheck {
                 if (t.id().equals("cache_append")) {
                     for (DeviceResident s : graph.states()) {
                         Object[] arrays = s.arrays();
-                        for (int i = 0; i < arrays.length; i++) {
+                        // the latent's arrays (a sparse cache's indexer keys after them are the reference's own)
+                        for (int i = 0; i < Math.min(arrays.length, pinned.length); i++) {
                             System.arraycopy(pinned[i], 0, arrays[i], 0, java.lang.reflect.Array.getLength(arrays[i]));
                         }
                     }

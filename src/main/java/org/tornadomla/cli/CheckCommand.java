@@ -73,6 +73,14 @@ public final class CheckCommand implements Callable<Integer> {
             + "f32, bf16, fp8 (default: f32); lines of bf16 and fp8 weights end in weights=…")
     List<String> weightsDtypes;
 
+    @Option(names = "--sparse", description = "a sparse (DeepSeek-V3.2 DSA) layer: the same attention plus an indexer of "
+            + SPARSE_INDEX_HEADS + " heads x 128 selecting the top " + SPARSE_TOPK + " positions (below the context); the tokens before the prefill "
+            + "come from a variable-length step of the layer (a sparse cache cannot be written from the host)")
+    boolean sparse;
+
+    static final int SPARSE_INDEX_HEADS = 8;
+    static final int SPARSE_TOPK = 4;
+
     @Option(names = "--seed", defaultValue = "42", description = "seed of weights and inputs (default: ${DEFAULT-VALUE})")
     long seed;
 
@@ -87,6 +95,7 @@ public final class CheckCommand implements Callable<Integer> {
         int d = hidden != null ? hidden : quick ? 256 : 2048;
         if (d < 1) throw new MlaException("--hidden must be >= 1, found " + d);
         MlaConfig cfg = MlaConfig.deepseekV3().withHiddenSize(d);
+        if (sparse) cfg = cfg.withIndexer(new org.tornadomla.config.IndexerConfig(SPARSE_INDEX_HEADS, 128, SPARSE_TOPK, true, false));
         LayerCheck.Workload work = new LayerCheck.Workload(batch != null ? batch : quick ? 2 : 3,
                 prefill != null ? prefill : quick ? 3 : 5, steps != null ? steps : 2, seed);
 
@@ -108,6 +117,8 @@ public final class CheckCommand implements Callable<Integer> {
         out.printf("mla check: %s against the JVM reference kernels (JvmExecutor), same process%n", where);
         out.printf("layer: DeepSeek-V3 attention geometry (H=%d, q_lora_rank=%d, kv_lora_rank=%d, d_n=%d, d_r=%d, d_v=%d), hidden %d, seed %d%n",
                 cfg.numHeads(), cfg.qLoraRank(), cfg.kvLoraRank(), cfg.qkNopeHeadDim(), cfg.qkRopeHeadDim(), cfg.vHeadDim(), d, seed);
+        if (sparse) out.printf("sparse: DeepSeek-V3.2's indexer (%d heads x 128, ue8m0 FP8 keys), top %d of the context; tokens before the prefill "
+                + "from a variable-length step of the layer%n", SPARSE_INDEX_HEADS, SPARSE_TOPK);
         StringBuilder lengths = new StringBuilder();
         for (int b = 0; b < work.batch(); b++) lengths.append(b == 0 ? "" : ", ").append(LayerCheck.prefix(b));
         out.printf("work: batch %d (tokens cached before the prefill: %s), prefill %d, %d decode steps; tiled: tile %d, %d splits; "

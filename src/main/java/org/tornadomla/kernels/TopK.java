@@ -56,6 +56,16 @@ public final class TopK {
     }
 
     /**
+     * Digit {@code shift/8} (8 bits) of key u read as unsigned, without {@code >>>}: TornadoVM 5.2's OpenCL code
+     * writes Java's unsigned shift of an int as C's {@code >>} on a signed int (seen: {@code (u >>> 24) & 0xFF}
+     * became {@code u >> 24}, a negative bin for u's top bit set). The top digit is therefore the signed top byte
+     * of u ^ 2^31 plus 128; the lower ones are an arithmetic shift and a mask.
+     */
+    static int digit(int u, int shift) {
+        return shift == 24 ? ((u ^ 0x80000000) >> 24) + 128 : (u >> shift) & 0xFF;
+    }
+
+    /**
      * For each row r: the top min(k, p + 1) of scores[r, 0 … p] (p = attnMeta's position of row r) by the rule of
      * this class, written to out[r, 0 … k) in increasing position order, −1 after them. (Not called {@code select}:
      * an OpenCL C built-in, see {@link Rope}.) scores [rows, positions];
@@ -66,11 +76,14 @@ public final class TopK {
             int visible = CacheLayout.metaRowPosition(attnMeta, r) + 1;       // 0 for a padding row
             int base = r * positions;
             int hBase = r * BINS;
-            int taken = 0;
+            // Each branch fills its own −1s: TornadoVM 5.2 merged a `taken` shared by both branches wrongly (the
+            // first branch's count was replaced by the second's, uninitialised there, and the fill wrote out of bounds)
             if (visible <= k) {
                 for (int t = 0; t < visible; t++) {
-                    out[r * k + taken] = t;
-                    taken++;
+                    out[r * k + t] = t;
+                }
+                for (int j = visible; j < k; j++) {
+                    out[r * k + j] = -1;
                 }
             } else {
                 for (int t = 0; t < visible; t++) {
@@ -87,7 +100,7 @@ public final class TopK {
                     for (int t = 0; t < visible; t++) {
                         int u = keys[base + t];
                         if ((u & mask) == prefix) {
-                            int d = (u >>> shift) & 0xFF;
+                            int d = digit(u, shift);
                             hist[hBase + d] = hist[hBase + d] + 1;
                         }
                     }
@@ -102,6 +115,7 @@ public final class TopK {
                 // above the threshold: all; at it: the first `need` by position; in position order
                 int threshold = prefix ^ 0x80000000;
                 int equal = 0;
+                int taken = 0;
                 for (int t = 0; t < visible; t++) {
                     int key = keys[base + t] ^ 0x80000000;
                     boolean pick = key > threshold;
@@ -114,9 +128,9 @@ public final class TopK {
                         taken++;
                     }
                 }
-            }
-            for (int j = taken; j < k; j++) {
-                out[r * k + j] = -1;
+                for (int j = taken; j < k; j++) {
+                    out[r * k + j] = -1;
+                }
             }
         }
     }

@@ -60,6 +60,21 @@ class GpuKitCliTest {
         assertEquals(List.of("FAIL", "FAIL"), cases(z.out()).stream().map(l -> l.substring(0, 4)).toList(), z.out());
     }
 
+    /**
+     * --sparse: a DeepSeek-V3.2 layer (indexer, top-4 below the context) on every path and cache dtype, contiguous and
+     * paged; the tokens before the prefill come from a step of the layer, not from the host.
+     */
+    @Test
+    void checkSparsePassesEveryPathAndDtype() {
+        CliTest.Run r = mla("check", "--backend", "java-fast", "--sparse", "--hidden", "64", "--prefill", "3", "--steps", "2", "--batch", "2");
+        assertEquals(0, r.code(), r.out() + r.err());
+        List<String> lines = cases(r.out());
+        assertEquals(24, lines.size(), r.out());
+        for (String l : lines) assertTrue(l.startsWith("PASS ") && l.matches(CASE), l);
+        assertTrue(r.out().contains("sparse: DeepSeek-V3.2's indexer (8 heads x 128, ue8m0 FP8 keys), top 4 of the context"), r.out());
+        assertTrue(r.out().contains("24 PASS, 0 FAIL"), r.out());
+    }
+
     @Test
     void checkRunsEachWeightDtypeAndNamesItOnItsLines() {
         CliTest.Run r = mla("check", "--backend", "java-fast", "--hidden", "64", "--prefill", "2", "--steps", "1", "--batch", "2",

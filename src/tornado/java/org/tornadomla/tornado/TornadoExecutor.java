@@ -59,6 +59,20 @@ import java.util.stream.Stream;
  * stale is rebuilt, so its first execution copies the current cache in.
  */
 public final class TornadoExecutor implements GraphExecutor {
+    /**
+     * Room for TornadoVM's own bytecode of one task graph (tornado.tvm.maxbytecodesize, 4096 bytes by default): a
+     * sparse config's prefill graph (the indexer's 15 tasks beside attention's) needs more and fails to build with
+     * "Buffer Overflow exception" otherwise. Set here unless the JVM was given a value, before TornadoVM reads it
+     * (TornadoVM's settings are the system properties, read when its first graph is compiled).
+     */
+    static final int MAX_BYTECODE_SIZE = 32768;
+
+    static {
+        if (System.getProperty("tornado.tvm.maxbytecodesize") == null) {
+            System.setProperty("tornado.tvm.maxbytecodesize", Integer.toString(MAX_BYTECODE_SIZE));
+        }
+    }
+
     private final TornadoDevice device;            // null: TornadoVM's default, and its -D<graph>.<task>.device mapping
     private final String deviceName;
     private final int computeUnits;
@@ -113,7 +127,6 @@ public final class TornadoExecutor implements GraphExecutor {
 
     @Override
     public void execute(KernelGraph graph) {
-        requireDense(graph);
         Plan plan = plans.get(graph);
         boolean stale = false;
         for (DeviceResident s : graph.states()) {
@@ -147,24 +160,6 @@ public final class TornadoExecutor implements GraphExecutor {
             s.residentOn(p, () -> p.last.transferToHost(s.arrays()));
         }
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
-    }
-
-    /** Kernel families of sparse attention (DeepSeek-V3.2's DSA), not compiled for TornadoVM yet. */
-    private static final java.util.Set<Class<?>> SPARSE = java.util.Set.of(org.tornadomla.kernels.Indexer.class, org.tornadomla.kernels.TopK.class,
-            org.tornadomla.kernels.SparseAttention.class);
-
-    /**
-     * Refuses, before any plan is built, a graph with sparse attention's kernels (the indexer, top-k, sparse
-     * attention and the indexer's cache kernels): they are checked on the JVM only (docs/sparse-attention.md).
-     */
-    private static void requireDense(KernelGraph graph) {
-        for (KernelGraph.Task t : graph.tasks()) {
-            Class<?> family = t.kernel().getDeclaringClass();
-            if (SPARSE.contains(family) || t.kernel().getName().equals("appendIndexKeys") || t.kernel().getName().equals("copyIndexBlocks")) {
-                throw new MlaException("TornadoVM executor: sparse attention (DeepSeek-V3.2's indexer and top-k, task " + t.name()
-                        + " of graph " + graph.name() + ") does not run on TornadoVM yet; run a sparse config on java-reference or java-fast");
-            }
-        }
     }
 
     /** Each plan holds its own device copy of a cache: running another plan over it moves the cache (see {@link #execute}). */
