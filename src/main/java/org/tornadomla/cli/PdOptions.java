@@ -106,6 +106,11 @@ public final class PdOptions {
 
     /** --store, else $MLA_STORE (the decode process gets it there: an address with a password stays out of its command line). */
     String storeUri() {
+        return storeUri(store);
+    }
+
+    /** {@code store}, else $MLA_STORE; refused in one line when neither is set (pd-demo, pd-decode, store-bench). */
+    static String storeUri(String store) {
         String uri = store != null ? store : System.getenv(STORE_ENV);
         if (uri == null || uri.isBlank()) throw new MlaException("no store: give --store redis://HOST:PORT (or set " + STORE_ENV + ")");
         return uri;

@@ -65,9 +65,7 @@ public final class StoreBenchCommand implements Callable<Integer> {
         }
         List<CacheDtype> dts = dtypes.stream().map(CacheDtype::parse).toList();
         StoreOptions options = StoreOptions.defaults().withBlockSize(blockSize).withChunkBytes(chunkKb << 10);
-        String uri = store != null ? store : System.getenv(PdOptions.STORE_ENV);
-        if (uri == null || uri.isBlank()) throw new MlaException("no store: give --store redis://HOST:PORT (or set " + PdOptions.STORE_ENV + ")");
-        StoreAddress address = StoreAddress.parse(uri);
+        StoreAddress address = StoreAddress.parse(PdOptions.storeUri(store));
         if (connectTimeoutMs < 1 || timeoutMs < 1) throw new MlaException("--connect-timeout-ms and --timeout-ms must be >= 1, found " + connectTimeoutMs + ", " + timeoutMs);
         try (RedisBlockStore redis = RedisBlockStore.connect(address, Duration.ofMillis(connectTimeoutMs), Duration.ofMillis(timeoutMs))) {
             MlaConfig c = StoreBench.config();
