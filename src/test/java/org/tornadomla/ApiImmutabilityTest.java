@@ -158,6 +158,9 @@ class ApiImmutabilityTest {
         LatentRows rows = new LatentRows(CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim(), 4, rowBytes);
         LatentRows int8 = new LatentRows(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim(), 1,
                 new byte[LatentRows.rowBytes(CacheDtype.INT8, c.kvLoraRank(), c.qkRopeHeadDim())]);
+        byte[] sparseBytes = new byte[2 * LatentRows.rowBytes(CacheDtype.BF16, c.kvLoraRank(), c.qkRopeHeadDim(), 128)];
+        new SplittableRandom(8).nextBytes(sparseBytes);
+        LatentRows sparseRows = new LatentRows(CacheDtype.BF16, c.kvLoraRank(), c.qkRopeHeadDim(), 128, 2, sparseBytes);
         BlockValue.Expected expected = BlockValue.Expected.of(layer.identity(), CacheDtype.F32, blockKey);
         AttentionOptions tiled = AttentionOptions.of(AttentionPath.TILED);
 
@@ -251,6 +254,8 @@ class ApiImmutabilityTest {
         m.put("LatentRows.ropeKey()", rows::ropeKey);
         m.put("LatentRows.scales()", int8::scales);
         m.put("LatentRows.values()", int8::values);
+        m.put("LatentRows.indexCodes()", sparseRows::indexCodes);
+        m.put("LatentRows.indexScales()", sparseRows::indexScales);
         m.put("Tensor.shape()", () -> MlaWeights.tensors(c).get(0).shape());
         m.put("MlaWeights.gaussians(SplittableRandom, int, double)", () -> MlaWeights.gaussians(new SplittableRandom(1), 5, 1));
         m.put("SafeTensorsFile.readFloats(String)", () -> file.readFloats("a"));

@@ -76,6 +76,10 @@ public final class PdDemoCommand implements Callable<Integer> {
                     c.numHeads() == v3.numHeads() && c.hiddenSize() == v3.hiddenSize() ? "" : " (V3: " + v3.numHeads() + " and " + v3.hiddenSize() + ", reduced so the demo runs in seconds)",
                     o.layers, o.layers == 1 ? "" : "s", o.seed);
             out.printf("  cache %s, backend %s, path %s; store %s, blocks of %d tokens%n", dtype, o.backend, o.path, redis.address(), o.blockSize);
+            if (c.sparse()) {
+                out.printf("  sparse (DeepSeek-V3.2's DSA): an indexer of %d heads x %d keeps the top %d positions; its keys travel with the latent (+%d B per token and layer)%n",
+                        c.indexer().nHeads(), c.indexer().headDim(), c.indexer().topK(), c.indexer().cacheBytesPerToken());
+            }
             out.flush();
 
             // 1. the prefill process: prefill, push, then decode on as one process doing both (the reference)
@@ -119,14 +123,14 @@ public final class PdDemoCommand implements Callable<Integer> {
             }
 
             // 3. what moved, against what MHA would move for the same model
-            long rows = LatentRows.rowBytes(dtype, c.kvLoraRank(), c.qkRopeHeadDim());
+            long rows = LatentRows.rowBytes(dtype, c.kvLoraRank(), c.qkRopeHeadDim(), c.sparse() ? c.indexer().headDim() : 0);
             double perToken = (double) push.bytes() / o.tokens;
             double header = perToken / o.layers - rows;
             int bytesPerNumber = KvMemory.bytes(dtype.toString());
             long mhaNumbers = KvMemory.schemes(KvMemory.Model.of("this model", c), 1).get(1).numbersPerTokenPerLayer();
             double mha = (double) mhaNumbers * bytesPerNumber * o.layers;
             out.printf("bytes moved per token: %,.1f B = %d layer%s × (%,d B of rows in %s + %.1f B of block header and checksum, %d B per block of %d)%n",
-                    perToken, o.layers, o.layers == 1 ? "" : "s", rows, dtype, header, BlockValue.HEADER + BlockValue.TRAILER, o.blockSize);
+                    perToken, o.layers, o.layers == 1 ? "" : "s", rows, dtype + (c.sparse() ? " with the indexer key" : ""), header, BlockValue.HEADER + BlockValue.TRAILER, o.blockSize);
             out.printf("  MHA with this geometry would move %d layer%s × %d heads × (%d + %d) numbers × %d B = %,.0f B per token: %.1f× more%n",
                     o.layers, o.layers == 1 ? "" : "s", c.numHeads(), c.qkHeadDim(), c.vHeadDim(), bytesPerNumber, mha, mha / perToken);
             long v3Mla = dtype.bytesPerToken(v3.kvLoraRank(), v3.qkRopeHeadDim()) * v3.numHiddenLayers();

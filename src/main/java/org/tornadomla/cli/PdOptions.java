@@ -7,6 +7,7 @@ import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.backends.Backends;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.store.LatentStore;
 import org.tornadomla.store.RedisBlockStore;
@@ -70,11 +71,20 @@ public final class PdOptions {
     @Option(names = "--ttl-s", defaultValue = "600", description = "seconds the pushed blocks live in the store, 0 for ever (default: ${DEFAULT-VALUE})")
     long ttlSeconds;
 
+    @Option(names = "--index-topk", description = "a sparse layer (DeepSeek-V3.2's DSA): its lightning indexer (64 heads x 128, ue8m0 FP8 keys) "
+            + "keeps the top N positions (V3.2: 2048; below --tokens the selection matters); the indexer's keys travel with the latent "
+            + "(132 B per token and layer); default: dense MLA")
+    Integer indexTopK;
+
     /** The options again, for the decode process. */
     List<String> args() {
-        return List.of("--tokens", "" + tokens, "--steps", "" + steps, "--dtype", dtype, "--layers", "" + layers,
+        List<String> base = List.of("--tokens", "" + tokens, "--steps", "" + steps, "--dtype", dtype, "--layers", "" + layers,
                 "--heads", "" + heads, "--hidden", "" + hidden, "--block-size", "" + blockSize, "--seed", "" + seed, "--backend", backend,
                 "--path", path, "--connect-timeout-ms", "" + connectTimeoutMs, "--timeout-ms", "" + timeoutMs, "--ttl-s", "" + ttlSeconds);
+        if (indexTopK == null) return base;
+        List<String> out = new ArrayList<>(base);
+        out.addAll(List.of("--index-topk", "" + indexTopK));
+        return out;
     }
 
     private static void atLeastOne(String option, long value) {
@@ -95,6 +105,7 @@ public final class PdOptions {
         if (!backend.equals("java-reference") && !backend.equals("java") && !backend.matches("java-fast(:[0-9]+)?")) {
             throw new MlaException("--backend " + MlaException.quote(backend) + ": pd-demo runs java-reference or java-fast in both processes");
         }
+        if (indexTopK != null) atLeastOne("--index-topk", indexTopK);
         atLeastOne("--connect-timeout-ms", connectTimeoutMs);
         atLeastOne("--timeout-ms", timeoutMs);
         if (ttlSeconds < 0) throw new MlaException("--ttl-s must be >= 0 (0: no expiry), found " + ttlSeconds);
@@ -123,9 +134,15 @@ public final class PdOptions {
     /** The environment variable that holds the store's address when --store is not given. */
     static final String STORE_ENV = "MLA_STORE";
 
-    /** DeepSeek-V3's attention geometry (kv_lora_rank 512, rope 64, q_lora_rank 1536, d_n 128, d_v 128) with fewer heads and a smaller hidden size. */
+    /**
+     * DeepSeek-V3's attention geometry (kv_lora_rank 512, rope 64, q_lora_rank 1536, d_n 128, d_v 128) with fewer heads and a smaller hidden
+     * size; with --index-topk, DeepSeek-V3.2's indexer on top (sparse attention).
+     */
     MlaConfig config() {
-        return MlaConfig.deepseekV3().withHeads(heads).withHiddenSize(hidden);
+        MlaConfig c = MlaConfig.deepseekV3().withHeads(heads).withHiddenSize(hidden);
+        if (indexTopK == null) return c;
+        IndexerConfig v32 = IndexerConfig.deepseekV32();
+        return c.withIndexer(new IndexerConfig(v32.nHeads(), v32.headDim(), indexTopK, v32.ue8m0(), v32.ropeInterleaved()));
     }
 
     CacheDtype cacheDtype() {

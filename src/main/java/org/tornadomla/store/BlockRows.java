@@ -6,7 +6,8 @@ import org.tornadomla.cache.CacheIdentity;
 /**
  * One layer's latent cache as the store sees it: sequences of rows, each token's row the normalised latent
  * c_kv (kv_lora_rank numbers) and the roped shared key k_pe (qk_rope_head_dim numbers) in the cache's storage
- * dtype, with the per-token scales of int8 and fp8 ({@link LatentRows} gives the byte layout). The
+ * dtype, with the per-token scales of int8 and fp8, and a sparse config's lightning-indexer key after them
+ * ({@link LatentRows} gives the byte layout). The
  * {@link LatentStore} reads rows from it to push them and appends rows to it when it pulls; this is all it
  * needs of a cache, so one implementation ({@link LatentCacheRows}) serves a contiguous and a paged cache alike.
  *
@@ -30,6 +31,11 @@ public interface BlockRows {
 
     /** d_r, the rope part's width. */
     int ropeDim();
+
+    /** index_head_dim of the lightning-indexer key each row also holds (a sparse config's cache), 0 for a dense cache. */
+    default int indexDim() {
+        return 0;
+    }
 
     /** Tokens sequence {@code seq} holds. */
     int length(int seq);

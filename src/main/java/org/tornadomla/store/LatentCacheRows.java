@@ -16,7 +16,7 @@ import java.util.Objects;
 /**
  * {@link BlockRows} over a {@link LatentCache}, contiguous or paged: sequence b's position t lives in slot
  * {@code cache.slot(b, t)} (its block table), and rows are copied straight out of and into the cache's arrays
- * ({@code floats/halves/bytes}) where {@link CacheLayout} puts them, bit for bit.
+ * ({@code floats/halves/bytes}, and a sparse cache's indexer keys) where {@link CacheLayout} puts them, bit for bit.
  *
  * <p>Appending goes through the cache's own step protocol: {@link CacheStorage#prepare} checks the room and
  * works out the blocks (new ones from the pool, and a private copy of a partial last block shared by a fork)
@@ -32,10 +32,6 @@ public final class LatentCacheRows implements BlockRows {
     /** The rows of {@code cache}, for a {@link LatentStore}. */
     public LatentCacheRows(LatentCache cache) {
         this.cache = Objects.requireNonNull(cache, "cache");
-        if (cache.sparse()) {
-            throw new MlaException("latent store: a sparse cache (DeepSeek Sparse Attention: it also holds the indexer's keys) "
-                    + "cannot be pushed or pulled yet; the store moves the latent rows of dense caches only");
-        }
     }
 
     /** One {@link BlockRows} per layer's cache, in layer order. */
@@ -64,6 +60,11 @@ public final class LatentCacheRows implements BlockRows {
     }
 
     @Override
+    public int indexDim() {
+        return CacheStorage.of(cache).indexDim();
+    }
+
+    @Override
     public CacheIdentity identity() {
         return cache.identity();
     }
@@ -89,22 +90,27 @@ public final class LatentCacheRows implements BlockRows {
         if (from < 0 || count < 0 || (long) from + count > n) {
             throw new MlaException("cache read: rows [" + from + ", " + ((long) from + count) + ") of sequence " + seq + ", which holds " + n + " tokens");
         }
-        int rb = LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim());
+        int di = indexDim(), rb = LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di);
         byte[] out = new byte[Math.multiplyExact(count, rb)];
-        float[] f = CacheStorage.of(cache).floats();
-        short[] h = CacheStorage.of(cache).halves();
-        byte[] b = CacheStorage.of(cache).bytes();
-        for (int t = 0; t < count; t++) copyOut(f, h, b, CacheStorage.of(cache).slot(seq, from + t), out, t * rb);
-        return new LatentRows(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), count, out);
+        CacheStorage s = CacheStorage.of(cache);
+        float[] f = s.floats();
+        short[] h = s.halves();
+        byte[] b = s.bytes();
+        for (int t = 0; t < count; t++) {
+            int slot = s.slot(seq, from + t);
+            copyOut(f, h, b, slot, out, t * rb);
+            if (di > 0) copyIndexOut(s, slot, out, t * rb + LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim()));
+        }
+        return new LatentRows(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di, count, out);
     }
 
     @Override
     public void append(int seq, LatentRows rows) {
         Objects.requireNonNull(rows, "rows");
         CacheStorage.of(cache).checkSequence(seq);
-        if (rows.dtype() != cache.dtype() || rows.kvLoraRank() != cache.kvLoraRank() || rows.ropeDim() != cache.ropeDim()) {
-            throw new MlaException("cache append: expected " + cache.dtype() + " rows of [" + cache.kvLoraRank() + " + " + cache.ropeDim()
-                    + "], found " + rows);
+        if (rows.dtype() != cache.dtype() || rows.kvLoraRank() != cache.kvLoraRank() || rows.ropeDim() != cache.ropeDim() || rows.indexDim() != indexDim()) {
+            throw new MlaException("cache append: expected " + cache.dtype() + " rows of " + LatentRows.geometry(cache.kvLoraRank(), cache.ropeDim(), indexDim())
+                    + (indexDim() > 0 ? " (a sparse cache: each row also holds the indexer's key)" : "") + ", found " + rows);
         }
         int len = cache.length(seq), room = room(seq);
         if (rows.count() > room) {
@@ -124,8 +130,31 @@ public final class LatentCacheRows implements BlockRows {
         LatentRows carried = read(seq, from, len - from);
         CacheStorage.of(cache).commit(step);
         int rb = rows.rowBytes();
-        for (int t = 0; t < carried.count(); t++) copyIn(carried.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, from + t));
-        for (int t = 0; t < rows.count(); t++) copyIn(rows.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, len + t));
+        for (int t = 0; t < carried.count(); t++) copyRowIn(carried.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, from + t));
+        for (int t = 0; t < rows.count(); t++) copyRowIn(rows.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, len + t));
+    }
+
+    /** A packed row, its indexer key included, into one slot's storage. */
+    private void copyRowIn(byte[] in, int at, float[] f, short[] h, byte[] b, int slot) {
+        copyIn(in, at, f, h, b, slot);
+        if (indexDim() > 0) copyIndexIn(in, at + LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim()), slot);
+    }
+
+    /** A slot's indexer key (e4m3 codes, then their scales) as packed at out[at …]. */
+    private void copyIndexOut(CacheStorage s, int slot, byte[] out, int at) {
+        int di = s.indexDim();
+        System.arraycopy(s.indexKeys(), CacheLayout.indexKeyIndex(slot, 0, di), out, at, di);
+        float[] sc = s.indexScales();
+        for (int k = 0; k < di / CacheLayout.FP8_BLOCK; k++) F32.set(out, at + di + 4 * k, sc[CacheLayout.indexScaleIndex(slot, k, di)]);
+    }
+
+    /** The packed indexer key at in[at …] into a slot. */
+    private void copyIndexIn(byte[] in, int at, int slot) {
+        CacheStorage s = CacheStorage.of(cache);
+        int di = s.indexDim();
+        System.arraycopy(in, at, s.indexKeys(), CacheLayout.indexKeyIndex(slot, 0, di), di);
+        float[] sc = s.indexScales();
+        for (int k = 0; k < di / CacheLayout.FP8_BLOCK; k++) sc[CacheLayout.indexScaleIndex(slot, k, di)] = (float) F32.get(in, at + di + 4 * k);
     }
 
     /** One slot's storage as a packed row ({@link LatentRows}' layout) at out[at …]. */

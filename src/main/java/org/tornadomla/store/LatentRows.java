@@ -26,11 +26,18 @@ import java.util.Objects;
  *  fp8   c_kv d_c × e4m3  | ⌈d_c/128⌉ × f32 scales | k_pe d_r × bf16             656 B (FlashMLA's row)
  * </pre>
  *
+ * A sparse config's cache (DeepSeek-V3.2's DSA, {@code indexDim} = index_head_dim &gt; 0) also holds each
+ * token's lightning-indexer key, which follows the latent row in every dtype:
+ *
+ * <pre>
+ *  … latent row …  | index key d_idx × e4m3 | d_idx/128 × f32 scales              +132 B for DeepSeek-V3.2
+ * </pre>
+ *
  * The bytes are exactly what the cache stores, so a push and a pull move no number through a conversion that
  * could round it. The array is owned by the record (callers hand it over and must not change it afterwards);
  * {@link #data()} returns a copy.
  */
-public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int count, byte[] data) {
+public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int indexDim, int count, byte[] data) {
     private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle I16 = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle I32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
@@ -43,11 +50,25 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
             throw new MlaException("latent rows: expected kv_lora_rank, qk_rope_head_dim > 0 and count >= 0, found "
                     + kvLoraRank + ", " + ropeDim + ", " + count);
         }
-        long expected = (long) count * rowBytes(dtype, kvLoraRank, ropeDim);
+        if (indexDim < 0 || indexDim % CacheLayout.FP8_BLOCK != 0) {
+            throw new MlaException("latent rows: expected index_head_dim 0 (dense) or a positive multiple of " + CacheLayout.FP8_BLOCK
+                    + ", found " + indexDim);
+        }
+        long expected = (long) count * rowBytes(dtype, kvLoraRank, ropeDim, indexDim);
         if (data.length != expected) {
-            throw new MlaException("latent rows: " + count + " " + dtype + " rows of [" + kvLoraRank + " + " + ropeDim + "] are " + expected
+            throw new MlaException("latent rows: " + count + " " + dtype + " rows of " + geometry(kvLoraRank, ropeDim, indexDim) + " are " + expected
                     + " bytes, found " + data.length);
         }
+    }
+
+    /** Rows of a dense cache (no indexer keys). */
+    public LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int count, byte[] data) {
+        this(dtype, kvLoraRank, ropeDim, 0, count, data);
+    }
+
+    /** "[d_c + d_r]", or "[d_c + d_r] + index key d_idx" for a sparse cache's rows: how messages name a geometry. */
+    static String geometry(int kvLoraRank, int ropeDim, int indexDim) {
+        return "[" + kvLoraRank + " + " + ropeDim + "]" + (indexDim > 0 ? " + index key " + indexDim : "");
     }
 
     /** A copy of the rows' bytes (the record keeps its own). */
@@ -61,13 +82,23 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
         return data;
     }
 
-    /** Bytes per token: {@link CacheLayout#bytesPerToken}, scales included. */
+    /** Bytes per token of a dense cache: {@link CacheLayout#bytesPerToken}, scales included. */
     public static int rowBytes(CacheDtype dtype, int kvLoraRank, int ropeDim) {
         return (int) CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim);
     }
 
+    /** Bytes per token, the indexer key of a sparse cache ({@code indexDim} &gt; 0) included. */
+    public static int rowBytes(CacheDtype dtype, int kvLoraRank, int ropeDim, int indexDim) {
+        return (int) (CacheLayout.bytesPerToken(dtype.code, kvLoraRank, ropeDim) + CacheLayout.indexBytesPerToken(indexDim));
+    }
+
     /** Bytes of one row. */
     public int rowBytes() {
+        return rowBytes(dtype, kvLoraRank, ropeDim, indexDim);
+    }
+
+    /** Bytes of one row's latent part, where its indexer key (if any) starts. */
+    int latentBytes() {
         return rowBytes(dtype, kvLoraRank, ropeDim);
     }
 
@@ -75,27 +106,32 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
     public LatentRows slice(int from, int n) {
         Objects.checkFromIndexSize(from, n, count);
         int rb = rowBytes();
-        return new LatentRows(dtype, kvLoraRank, ropeDim, n, Arrays.copyOfRange(data, from * rb, (from + n) * rb));
+        return new LatentRows(dtype, kvLoraRank, ropeDim, indexDim, n, Arrays.copyOfRange(data, from * rb, (from + n) * rb));
     }
 
-    /** The rows of {@code parts} one after the other; all of one dtype and geometry. */
+    /** The rows of {@code parts} one after the other; all of one dtype and geometry (a dense cache's: no indexer keys). */
     public static LatentRows concat(CacheDtype dtype, int kvLoraRank, int ropeDim, List<LatentRows> parts) {
+        return concat(dtype, kvLoraRank, ropeDim, 0, parts);
+    }
+
+    /** The rows of {@code parts} one after the other; all of one dtype and geometry, index_head_dim included. */
+    public static LatentRows concat(CacheDtype dtype, int kvLoraRank, int ropeDim, int indexDim, List<LatentRows> parts) {
         long n = 0;
         for (LatentRows p : parts) {
-            if (p.dtype != dtype || p.kvLoraRank != kvLoraRank || p.ropeDim != ropeDim) {
-                throw new MlaException("latent rows: cannot join " + p.dtype + " [" + p.kvLoraRank + " + " + p.ropeDim + "] rows to "
-                        + dtype + " [" + kvLoraRank + " + " + ropeDim + "]");
+            if (p.dtype != dtype || p.kvLoraRank != kvLoraRank || p.ropeDim != ropeDim || p.indexDim != indexDim) {
+                throw new MlaException("latent rows: cannot join " + p.dtype + " " + geometry(p.kvLoraRank, p.ropeDim, p.indexDim) + " rows to "
+                        + dtype + " " + geometry(kvLoraRank, ropeDim, indexDim));
             }
             n += p.count;
         }
-        int rb = rowBytes(dtype, kvLoraRank, ropeDim);
+        int rb = rowBytes(dtype, kvLoraRank, ropeDim, indexDim);
         byte[] out = new byte[Memory.arrayLength(n * rb, "latent rows of " + n + " tokens")];
         int at = 0;
         for (LatentRows p : parts) {
             System.arraycopy(p.data, 0, out, at, p.data.length);
             at += p.data.length;
         }
-        return new LatentRows(dtype, kvLoraRank, ropeDim, (int) n, out);
+        return new LatentRows(dtype, kvLoraRank, ropeDim, indexDim, (int) n, out);
     }
 
     // ---------------------------------------------------------------- as the cache's public API takes them
@@ -150,6 +186,30 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
         return out;
     }
 
+    /** A sparse cache's rows: the indexer keys' e4m3 codes [count, index_head_dim] as stored. */
+    public byte[] indexCodes() {
+        requireIndex();
+        int rb = rowBytes(), at = latentBytes();
+        byte[] out = new byte[count * indexDim];
+        for (int t = 0; t < count; t++) System.arraycopy(data, t * rb + at, out, t * indexDim, indexDim);
+        return out;
+    }
+
+    /** A sparse cache's rows: the indexer keys' scales [count, index_head_dim / 128]. */
+    public float[] indexScales() {
+        requireIndex();
+        int rb = rowBytes(), at = latentBytes() + indexDim, spt = indexDim / CacheLayout.FP8_BLOCK;
+        float[] out = new float[count * spt];
+        for (int t = 0; t < count; t++) {
+            for (int s = 0; s < spt; s++) out[t * spt + s] = (float) F32.get(data, t * rb + at + 4 * s);
+        }
+        return out;
+    }
+
+    private void requireIndex() {
+        if (indexDim == 0) throw new MlaException("latent rows: rows of a dense cache hold no indexer keys");
+    }
+
     private int quantisedValuesPerToken() {
         if (dtype != CacheDtype.INT8 && dtype != CacheDtype.FP8) throw new MlaException("latent rows: " + dtype + " rows are not quantised");
         return CacheLayout.quantisedValuesPerToken(dtype.code, kvLoraRank, ropeDim);
@@ -195,6 +255,22 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
                     }
                 }
             }
+            if (indexDim > 0) checkIndex(at + latentBytes(), where, t);
+        }
+    }
+
+    /** A sparse row's indexer key: no e4m3 NaN code, scales finite and &gt; 0 (what the indexer's quantisation writes). */
+    private void checkIndex(int at, String where, int t) {
+        for (int i = 0; i < indexDim; i++) {
+            if ((data[at + i] & 0x7F) == 0x7F) {
+                throw new MlaException(where + ": row " + t + " index key [" + i + "] is the e4m3 NaN code 0x" + String.format("%02x", data[at + i] & 0xFF));
+            }
+        }
+        for (int s = 0; s < indexDim / CacheLayout.FP8_BLOCK; s++) {
+            float v = (float) F32.get(data, at + indexDim + 4 * s);
+            if (!(v > 0) || Float.isInfinite(v)) {
+                throw new MlaException(where + ": row " + t + " index key scale [" + s + "] is " + v + "; the indexer's scales are finite and > 0");
+            }
         }
     }
 
@@ -214,16 +290,16 @@ public record LatentRows(CacheDtype dtype, int kvLoraRank, int ropeDim, int coun
     @Override
     public boolean equals(Object o) {
         return o instanceof LatentRows r && r.dtype == dtype && r.kvLoraRank == kvLoraRank && r.ropeDim == ropeDim
-                && r.count == count && Arrays.equals(r.data, data);
+                && r.indexDim == indexDim && r.count == count && Arrays.equals(r.data, data);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(dtype, kvLoraRank, ropeDim, count) * 31 + Arrays.hashCode(data);
+        return Objects.hash(dtype, kvLoraRank, ropeDim, indexDim, count) * 31 + Arrays.hashCode(data);
     }
 
     @Override
     public String toString() {
-        return count + " " + dtype + " rows of [" + kvLoraRank + " + " + ropeDim + "]";
+        return count + " " + dtype + " rows of " + geometry(kvLoraRank, ropeDim, indexDim);
     }
 }

@@ -270,7 +270,7 @@ public final class LatentStore {
         for (int i = 0; i < blocks; i++) {
             for (int l = 0; l < nl; l++) {
                 BlockRows layer = layers.get(l);
-                batchBytes += BlockValue.size(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), chains.get(l).get(i).count());
+                batchBytes += BlockValue.size(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), layer.indexDim(), chains.get(l).get(i).count());
             }
             if (batchBytes < options.chunkBytes() && i < blocks - 1) continue;
             List<String> names = new ArrayList<>();
@@ -302,7 +302,7 @@ public final class LatentStore {
             BlockRows layer = layers.get(l);
             List<LatentRows> parts = new ArrayList<>(blocks);
             for (int i = 0; i < blocks; i++) parts.add(rows[l][i]);
-            layer.append(seq, LatentRows.concat(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), parts));
+            layer.append(seq, LatentRows.concat(layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), layer.indexDim(), parts));
             if (layer.identity() == null) layer.bind(new CacheIdentity(config, l, HexFormat.of().formatHex(weights[l])));
         }
         return new PullResult(loaded, n, new Transfer(loaded, blocks * nl, bytes, System.nanoTime() - t0, storeNanos), loaded == n ? null : why[0]);
@@ -323,7 +323,7 @@ public final class LatentStore {
                 try {
                     byte[] v = values.get(j);
                     if (v == null) throw new MlaException(where + " is missing (expired or evicted since it was looked up)");
-                    rows[l][b] = BlockValue.decode(v, new BlockValue.Expected(configSha, weights[l], layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), l, k), where);
+                    rows[l][b] = BlockValue.decode(v, new BlockValue.Expected(configSha, weights[l], layer.dtype(), layer.kvLoraRank(), layer.ropeDim(), layer.indexDim(), l, k), where);
                     if (weights[l] == null) weights[l] = BlockValue.weightsSha(v);   // the rest of this layer's blocks: the same weights
                 } catch (MlaException e) {
                     if (onMissing == OnMissing.FAIL) throw new MlaException(e.getMessage() + "; nothing was loaded", e);
@@ -351,6 +351,11 @@ public final class LatentStore {
             if (r.kvLoraRank() != config.kvLoraRank() || r.ropeDim() != config.qkRopeHeadDim()) {
                 throw new MlaException("layer " + l + ": cache of [" + r.kvLoraRank() + " + " + r.ropeDim() + "] does not belong to a config with kv_lora_rank "
                         + config.kvLoraRank() + " and qk_rope_head_dim " + config.qkRopeHeadDim());
+            }
+            int di = config.sparse() ? config.indexer().headDim() : 0;
+            if (r.indexDim() != di) {
+                throw new MlaException("layer " + l + ": " + (r.indexDim() > 0 ? "a sparse cache (with indexer keys of " + r.indexDim() + ")" : "a dense cache")
+                        + " does not belong to this store's config, " + (di > 0 ? "a sparse one (DeepSeek Sparse Attention, indexer keys of " + di + ")" : "dense MLA"));
             }
             CacheIdentity id = r.identity();
             if (id != null && !id.configSha256().equals(configHash)) {

@@ -37,6 +37,14 @@ class PdDemoCliTest {
                 assertTrue(out.contains("MHA with this geometry would move 2 layers × 2 heads × (192 + 128) numbers"), out);
                 assertTrue(out.contains("DeepSeek-V3 itself (61 layers, 128 heads), " + dtype + ": MLA " + (dtype.equals("fp8") ? "40,016" : "70,272") + " B per token"), out);
             }
+            // a sparse layer (DeepSeek-V3.2's indexer, top 16 of 70): the indexer's keys travel too, and the decode
+            // process selects and attends as the single process does
+            CliTest.Run sp = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "2", "--layers", "2", "--heads", "2",
+                    "--hidden", "128", "--dtype", "bf16", "--index-topk", "16");
+            assertEquals(0, sp.code(), sp.out() + sp.err());
+            assertTrue(sp.out().contains("sparse (DeepSeek-V3.2's DSA): an indexer of 64 heads x 128 keeps the top 16 positions"), sp.out());
+            assertEquals(2, sp.out().lines().filter(l -> l.contains("output identical to the single-process run (128 numbers, bit for bit)")).count(), sp.out());
+            assertTrue(sp.out().contains("(1,284 B of rows in bf16 with the indexer key"), sp.out());   // 1,152 of latent + 128 codes + 4 of scale
             CliTest.Run b = CliTest.mla("store-bench", "--store", uri, "--tokens", "100", "--dtype", "bf16,fp8", "--warmup", "0", "--runs", "1");
             assertEquals(0, b.code(), b.out() + b.err());
             assertTrue(b.out().lines().anyMatch(l -> l.matches("bf16 +100 +1152 +0\\.1 .*")), b.out());

@@ -65,7 +65,7 @@ class BlockValueTest {
             byte[] v = BlockValue.encode(id(2), k, r);
             ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
             assertEquals("MLAB", new String(v, 0, 4, java.nio.charset.StandardCharsets.US_ASCII));
-            assertEquals(2, b.getShort(4), "format version");
+            assertEquals(3, b.getShort(4), "format version");
             assertEquals(dt.code, v[6]);
             assertEquals(0, v[7], "a full block");
             assertEquals(2, b.getInt(8), "layer");
@@ -77,7 +77,8 @@ class BlockValueTest {
             assertArrayEquals(WEIGHTS, Arrays.copyOfRange(v, 60, 92), "the weights' digest");
             assertArrayEquals(WEIGHTS, BlockValue.weightsSha(v));
             assertArrayEquals(k.digest(), Arrays.copyOfRange(v, 92, 124));
-            assertArrayEquals(r.data(), Arrays.copyOfRange(v, 124, v.length - 4));
+            assertEquals(0, b.getInt(124), "index_head_dim of a dense cache's rows");
+            assertArrayEquals(r.data(), Arrays.copyOfRange(v, 128, v.length - 4));
             CRC32C crc = new CRC32C();
             crc.update(v, 0, v.length - 4);
             assertEquals(crc.getValue(), Integer.toUnsignedLong(b.getInt(v.length - 4)));
@@ -88,7 +89,7 @@ class BlockValueTest {
                 case INT8 -> 40 + 8;
                 case FP8 -> 32 + 4 + 2 * 8;
             };
-            assertEquals(124 + 4 * perRow + 4, v.length, dt.toString());
+            assertEquals(128 + 4 * perRow + 4, v.length, dt.toString());
             assertEquals(r, BlockValue.decode(v, expected(dt, 2), WHERE), "round trip " + dt);
         }
     }
@@ -164,7 +165,26 @@ class BlockValueTest {
         CRC32C crc = new CRC32C();
         crc.update(v1, 0, v1.length - 4);
         ByteBuffer.wrap(v1).order(ByteOrder.LITTLE_ENDIAN).putInt(v1.length - 4, (int) crc.getValue());
-        assertEquals(WHERE + ": latent block of format version 1, this reader knows version 2", refused(v1, expected(CacheDtype.F32, 1)));
+        assertEquals(WHERE + ": latent block of format version 1, this reader knows versions 2 and 3", refused(v1, expected(CacheDtype.F32, 1)));
+    }
+
+    /** A value of format version 2 (a dense cache's rows, no index_head_dim field: 124-byte header) is still read. */
+    @Test
+    void aVersion2ValueIsStillRead() {
+        for (CacheDtype dt : CacheDtype.values()) {
+            byte[] v3 = BlockValue.encode(id(1), key(dt, 1), rows(dt));
+            byte[] v2 = new byte[v3.length - 4];
+            System.arraycopy(v3, 0, v2, 0, 124);                                  // magic … block digest
+            System.arraycopy(v3, 128, v2, 124, v3.length - 128);                  // rows, (stale) checksum
+            ByteBuffer.wrap(v2).order(ByteOrder.LITTLE_ENDIAN).putShort(4, (short) 2);
+            CRC32C crc = new CRC32C();
+            crc.update(v2, 0, v2.length - 4);
+            ByteBuffer.wrap(v2).order(ByteOrder.LITTLE_ENDIAN).putInt(v2.length - 4, (int) crc.getValue());
+            assertEquals(rows(dt), BlockValue.decode(v2, expected(dt, 1), WHERE), dt.toString());
+            // a sparse cache cannot take a version-2 value: it has no indexer keys
+            BlockValue.Expected sparse = new BlockValue.Expected(sha, WEIGHTS, dt, c.kvLoraRank(), c.qkRopeHeadDim(), 128, 1, key(dt, 1));
+            assertTrue(refused(v2, sparse).contains("a sparse cache"), dt.toString());
+        }
     }
 
     @Test
