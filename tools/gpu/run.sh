@@ -6,6 +6,8 @@
 #
 #   devices.txt            mla devices (the TornadoVM devices)
 #   check.txt              mla check --backend tornado: PASS/FAIL per path x cache dtype x kernel set
+#   check-sparse.txt       mla check --backend tornado --sparse: the same for DeepSeek-V3.2's sparse attention
+#                          (indexer, top-k, sparse gathers; absorbed and tiled, bf16 and fp8; --quick: tiled, bf16)
 #   layer.csv              mla bench --layer-only: the whole layer's decode step, bytes copied in and out
 #   torch.csv, torch-peaks.csv   torch_absorb.py, where python3 has PyTorch with CUDA: DeepSeek's absorb einsums
 #   bench.csv, bench-transfers.csv   mla bench --grid flashmla: the attention core over FlashMLA's grid
@@ -31,7 +33,7 @@ for a in "$@"; do
 done
 mkdir -p "$OUT" || { echo "run.sh: error: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
-KIT_FILES_OUT=(devices.txt check.txt layer.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
+KIT_FILES_OUT=(devices.txt check.txt check-sparse.txt layer.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
 for d in "$OUT" "$OUT/cuda" "$OUT/ptx" "$OUT/opencl"; do for f in "${KIT_FILES_OUT[@]}"; do rm -f "$d/$f"; done; done
 LOG_TSV="$OUT/run-log.tsv"   # where step() logs; a route's steps log into its own folder
 T0=$(date +%s)
@@ -173,11 +175,12 @@ run_route() {
   # Budgets: each step has its own limit and never more than what is left of this route's share (keeping 40 s
   # for the grid's minimum and the report); the grid gets the rest. --quick (PoCL, small shapes) is generous.
   cap() { local left=$(( end - $(elapsed) - 40 )); [ "$left" -lt 10 ] && left=10; [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
-  local CHECK_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) ))
+  local CHECK_S SPARSE_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) ))
+  local SPARSE_ARGS=(--path absorbed,tiled --cache-dtype bf16,fp8)
   if [ "$QUICK" = 1 ]; then
-    CHECK_S=300; LAYER_LIMIT=60; LAYER_S=180
+    CHECK_S=300; SPARSE_S=150; LAYER_LIMIT=60; LAYER_S=180; SPARSE_ARGS=(--path tiled --cache-dtype bf16)
   else
-    CHECK_S=$(( share * 38 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 24 / 100 ))
+    CHECK_S=$(( share * 30 / 100 )); SPARSE_S=$(( share * 12 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 22 / 100 ))
   fi
   local DEVICE_OK=0 rc
   # the first device step under a short timeout: a broken driver shows here, not as a hang in every step
@@ -195,6 +198,9 @@ run_route() {
     step check.txt "$(cap $CHECK_S)" "$rout/check.txt" mla check --backend tornado "${Q[@]}"; rc=$?
     [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
     say "$route check: $(grep -cE '^PASS ' "$rout/check.txt") PASS, $(grep -cE '^FAIL ' "$rout/check.txt") FAIL"
+    step check-sparse.txt "$(cap $SPARSE_S)" "$rout/check-sparse.txt" mla check --backend tornado --sparse "${Q[@]}" "${SPARSE_ARGS[@]}"; rc=$?
+    [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
+    say "$route sparse check: $(grep -cE '^PASS ' "$rout/check-sparse.txt") PASS, $(grep -cE '^FAIL ' "$rout/check-sparse.txt") FAIL"
     step layer.csv "$(cap $LAYER_S)" "$rout/layer.stdout" mla bench --layer-only "${Q[@]}" --backend tornado --layer-csv "$rout/layer.csv" \
       --time-limit-s "$LAYER_LIMIT" || fail 3
     cat "$rout/layer.stdout" >>"$OUT/run.log"; rm -f "$rout/layer.stdout"
@@ -207,7 +213,7 @@ run_route() {
       --csv "$rout/bench.csv" --transfers-csv "$rout/bench-transfers.csv" --time-limit-s "$GRID_LIMIT" || fail 3
     cat "$rout/bench.stdout" >>"$OUT/run.log"; rm -f "$rout/bench.stdout"
   else
-    for s in check.txt layer.csv bench.csv+bench-transfers.csv; do skip "$s" "mla" "no TornadoVM device ($route)"; done
+    for s in check.txt check-sparse.txt layer.csv bench.csv+bench-transfers.csv; do skip "$s" "mla" "no TornadoVM device ($route)"; done
   fi
   # a route's folder is a complete kit output on its own: the shared files beside its own
   if [ "$rout" != "$OUT" ]; then

@@ -25,6 +25,7 @@ import java.util.Map;
  *  run-log.tsv       run.sh: step, exit code, seconds, command, note
  *  devices.txt       mla devices
  *  check.txt         mla check --backend tornado
+ *  check-sparse.txt  mla check --backend tornado --sparse (DeepSeek-V3.2's sparse attention)
  *  bench.csv         mla bench --grid flashmla (backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s)
  *  bench-transfers.csv  the same run, one profiled step per shape: kernel ms, bytes in and out
  *  layer.csv         mla bench --layer-only (whole layer decode step)
@@ -43,7 +44,7 @@ public final class GpuReport {
     public static final String SUMMARY = "summary.md", CHART = "bench-chart.png";
 
     /** The files the kit's run.sh leaves that a report is made from. */
-    static final List<String> KIT_FILES = List.of("run-log.tsv", "devices.txt", "check.txt", "bench.csv", "bench-transfers.csv",
+    static final List<String> KIT_FILES = List.of("run-log.tsv", "devices.txt", "check.txt", "check-sparse.txt", "bench.csv", "bench-transfers.csv",
             "layer.csv", "torch.csv", "torch-peaks.csv", "nvidia-smi.csv");
 
     private final Path dir;
@@ -90,18 +91,17 @@ public final class GpuReport {
                 .append("Every number is copied from the file named beside it.\n\n");
         top.log = top.runLog();
         top.runSection(md, top.log);
-        md.append("## Routes\n\n| route | device (devices.txt) | check.txt | bench.csv rows | summary |\n|---|---|---|---|---|\n");
+        md.append("## Routes\n\n| route | device (devices.txt) | check.txt | check-sparse.txt | bench.csv rows | summary |\n|---|---|---|---|---|---|\n");
         Map<String, Map<String, Row>> bench = new LinkedHashMap<>();
         for (String r : routes) {
             GpuReport g = reports.get(r);
             List<String> dev = g.lines("devices.txt", false).stream().filter(l -> l.matches("^\\d+:\\d+ .*")).toList();
-            List<String> check = g.lines("check.txt", false);
-            long pass = check.stream().filter(l -> l.startsWith("PASS ")).count(), fail = check.stream().filter(l -> l.startsWith("FAIL ")).count();
+            List<String> check = g.lines("check.txt", false), sparse = g.lines("check-sparse.txt", false);
             Map<String, Row> rows = new LinkedHashMap<>();
             for (Row row : g.rows("bench.csv")) rows.put(row.key(), row);
             bench.put(r, rows);
             md.append("| ").append(r).append(" | ").append(dev.isEmpty() ? "none" : dev.getFirst().replace("|", "\\|")).append(" | ")
-                    .append(check.isEmpty() ? "missing" : pass + " PASS, " + fail + " FAIL").append(" | ").append(rows.size())
+                    .append(passFail(check)).append(" | ").append(passFail(sparse)).append(" | ").append(rows.size())
                     .append(" | [").append(r).append("/summary.md](").append(r).append("/summary.md) |\n");
         }
         md.append('\n');
@@ -155,7 +155,9 @@ public final class GpuReport {
                 .append("in its section, which names the command that produced it. Nothing here was typed in by hand.\n\n");
         runSection(md, log);
         deviceSection(md);
-        checkSection(md);
+        checkSection(md, "check.txt", "mla check --backend tornado", "every path × cache dtype × kernel set");
+        checkSection(md, "check-sparse.txt", "mla check --backend tornado --sparse",
+                "DeepSeek-V3.2's sparse attention (the indexer, top-k and the sparse gathers) per path × cache dtype × kernel set");
         benchSection(md);
         layerSection(md);
         if (!missing.isEmpty()) {
@@ -248,8 +250,14 @@ public final class GpuReport {
         if (Files.exists(dir.resolve("nvidia-smi.txt"))) md.append("The full `nvidia-smi` output is in nvidia-smi.txt.\n\n");
     }
 
-    private void checkSection(StringBuilder md) {
-        List<String> check = lines("check.txt", true);
+    /** "n PASS, m FAIL" of a check file's lines, or "missing". */
+    private static String passFail(List<String> check) {
+        if (check.isEmpty()) return "missing";
+        return check.stream().filter(l -> l.startsWith("PASS ")).count() + " PASS, " + check.stream().filter(l -> l.startsWith("FAIL ")).count() + " FAIL";
+    }
+
+    private void checkSection(StringBuilder md, String file, String defaultCommand, String what) {
+        List<String> check = lines(file, true);
         if (check.isEmpty()) return;
         long pass = check.stream().filter(l -> l.startsWith("PASS ")).count();
         List<String> fails = check.stream().filter(l -> l.startsWith("FAIL ")).toList();
@@ -259,9 +267,9 @@ public final class GpuReport {
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("max_rel_err=([0-9.eE+-]+)").matcher(l);
             if (m.find()) worst = Math.max(worst, Double.parseDouble(m.group(1)));
         }
-        md.append("## Correctness (check.txt, `").append(command("check.txt", "mla check --backend tornado")).append("`)\n\n");
-        md.append(String.format(Locale.ROOT, "%d PASS, %d FAIL: every path × cache dtype × kernel set, the device against the JVM reference "
-                + "kernels in the same process; largest relative error among the passing cases %.1e.%n%n", pass, fails.size(), worst));
+        md.append("## Correctness (").append(file).append(", `").append(command(file, defaultCommand)).append("`)\n\n");
+        md.append(String.format(Locale.ROOT, "%d PASS, %d FAIL: %s, the device against the JVM reference "
+                + "kernels in the same process; largest relative error among the passing cases %.1e.%n%n", pass, fails.size(), what, worst));
         check.stream().filter(l -> !l.startsWith("PASS ") && !l.startsWith("FAIL ")).limit(6)
                 .forEach(l -> md.append("> ").append(l).append("\n"));
         md.append('\n');

@@ -236,7 +236,7 @@ class GpuKitCliTest {
         // ptx/cuda = 3.0 / 2.0, torch/cuda = 2.5 / 2.0
         assertTrue(md.contains("| tiled | bf16 | 128 | 8 | 8192 | 2.00 | 3.00 | 1.50 | 2.50 | 1.25 |"), md);
         assertTrue(md.contains("| tiled | f32 | 16 | 1 | 1024 | - | 0.500 | - | - | - |"), md);
-        assertTrue(md.contains("| cuda | 0:0  CUDA  NVIDIA H200") && md.contains("| 1 PASS, 0 FAIL | 1 | [cuda/summary.md]"), md);
+        assertTrue(md.contains("| cuda | 0:0  CUDA  NVIDIA H200") && md.contains("| 1 PASS, 0 FAIL | missing | 1 | [cuda/summary.md]"), md);
         assertTrue(Files.readString(out.resolve("ptx").resolve("summary.md")).contains("## Correctness"));
     }
 }

@@ -11,11 +11,14 @@ import org.tornadomla.kernels.TopK;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Sparse attention's selection kernels alone on TornadoVM's default device against the JVM, bit for bit (integer
  * outputs): {@link TopK#selectTopK} over rows that see fewer, as many and more positions than k, with ties, negative
- * scores, zeros of both signs and padding rows; {@link SparseAttention#maskUnselected} over that selection.
+ * scores, zeros of both signs and padding rows; {@link SparseAttention#maskUnselected} over that selection. With the
+ * KernelContext kernels on (the executor's default) the top-k is {@link GpuTopK}, a work-group per row: long rows
+ * with many ties spread over its threads' chunks check its passes and its writing order.
  */
 class SparseKernelsOnDeviceTest {
     static final int ROWS = 9, POSITIONS = 40, K = 8, HEADS = 2;
@@ -52,6 +55,40 @@ class SparseKernelsOnDeviceTest {
         g.task("mask", SparseAttention::maskUnselected, masked, out, meta, ROWS, POSITIONS, HEADS, K);
         ex.execute(g);
         return new Object[] {out.clone(), masked.clone()};
+    }
+
+    /** Long rows (thousands of positions, k from 1 to past half the row), scores on a coarse grid: ties across chunks. */
+    @Test
+    void aWorkGroupPerRowSelectsAsTheJvm() {
+        int rows = 6, positions = 3000;
+        int[] pos = {2999, 2048, 1499, 100, -1, 2999};
+        for (int k : new int[] {1, 64, 2048}) {
+            SplittableRandom rnd = new SplittableRandom(k);
+            float[] sc = new float[rows * positions];
+            for (int i = 0; i < sc.length; i++) {
+                int r = i / positions;
+                // row 0: few distinct values (ties everywhere); row 5: one value (all tied); the rest: a coarse grid
+                sc[i] = r == 0 ? rnd.nextInt(5) - 2f : r == 5 ? 1.5f : (float) Math.rint(rnd.nextGaussian() * 40) / 8f;
+            }
+            int[] meta = new int[2 * rows];
+            for (int r = 0; r < rows; r++) meta[2 * r] = pos[r];
+            int[][] got = new int[2][];
+            try (JvmExecutor j = new JvmExecutor(); TornadoExecutor dev = new TornadoExecutor(null, null)) {
+                GraphExecutor[] ex = {j, dev};
+                for (int e = 0; e < 2; e++) {
+                    KernelGraph g = new KernelGraph("topk_long_" + k + "_" + e);
+                    float[] s = g.input("scores", sc.clone());
+                    int[] m = g.input("attnMeta", meta.clone());
+                    int[] keys = g.scratch("keys", new int[rows * positions]), hist = g.scratch("hist", new int[rows * TopK.BINS]);
+                    int[] out = g.output("out", new int[rows * k]);
+                    g.task("topk", TopK::selectTopK, s, keys, hist, out, m, rows, positions, k, g.weight("pow2", Bf16.pow2()));
+                    ex[e].execute(g);
+                    got[e] = out.clone();
+                    if (e == 1) assertEquals(GpuTopK.class, dev.kernelOf(g, "topk").getDeclaringClass(), "the work-group top-k ran");
+                }
+            }
+            assertArrayEquals(got[0], got[1], "top " + k);
+        }
     }
 
     @Test

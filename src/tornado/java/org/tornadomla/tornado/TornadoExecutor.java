@@ -11,6 +11,7 @@ import org.tornadomla.kernels.Norms;
 import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Projections;
 import org.tornadomla.kernels.Softmax;
+import org.tornadomla.kernels.TopK;
 import uk.ac.manchester.tornado.api.GridScheduler;
 import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
 import uk.ac.manchester.tornado.api.TaskGraph;
@@ -310,7 +311,10 @@ public final class TornadoExecutor implements GraphExecutor {
             Substitution.replace(KernelRef.of(OnlineSoftmax::splitTiles), KernelRef.of(FlashDecode::splitKv))
                     .when(a -> FlashDecode.supports(a.i("heads"), a.i("dc"), a.i("dr")))
                     .extra("group", a -> FlashDecode.headsPerGroup(a.i("heads")))
-                    .grid(a -> FlashDecode.groups(a.i("rows"), a.i("numSplits"), a.i("heads")), FlashDecode.LOCAL)
+                    .grid(a -> FlashDecode.groups(a.i("rows"), a.i("numSplits"), a.i("heads")), FlashDecode.LOCAL),
+            // sparse attention's top-k: a work-group per row instead of a thread per row
+            Substitution.replace(KernelRef.of(TopK::selectTopK), KernelRef.of(GpuTopK::selectTopK))
+                    .grid(a -> a.i("rows"), GpuTopK.LOCAL)
     ).map(Substitution::check).toList();
 
     /** The KernelContext task that replaces plain task {@code t} (with its grid added to {@code grids}), or null. */
