@@ -2,7 +2,7 @@
 # tools/gpu/ci-kit.sh — proves the GPU kit here, on PoCL: packs the OpenCL kit into target/gpu-kit-opencl, runs
 # its run.sh --quick with an empty environment (no JDK, no Maven on the path; python3's tarfile unpacks), and
 # checks what it wrote: devices.txt with a device, check.txt with at least 12 PASS lines and no FAIL, check-sparse.txt
-# (the sparse attention) with at least 3 PASS and no FAIL,
+# (the sparse attention) with a PASS line and no FAIL,
 # bench.csv with its header and rows, layer.csv, summary.md. Then the nvidia kit (CUDA and PTX SDKs): packed
 # within the 60 MiB a GPU run can carry, and run.sh with KIT_STEPS=devices brings both routes up on the compile
 # gate's driver stand-in (tools/gpu/gate: an H200 that runs nothing), each listing its device in its own folder.
@@ -43,8 +43,8 @@ need "check.txt has at least 12 PASS lines (found ${pass:-0})" '[ "${pass:-0}" -
 need "check.txt has no FAIL line" '! grep -q "^FAIL " "$OUT/check.txt"'
 need "check.txt has both kernel sets" 'grep -q " kernel-context " "$OUT/check.txt" && grep -q " plain " "$OUT/check.txt"'
 spass=$(grep -c '^PASS ' "$OUT/check-sparse.txt" 2>/dev/null || true)
-need "check-sparse.txt (DeepSeek-V3.2's sparse attention) has at least 3 PASS lines (found ${spass:-0}) and no FAIL" \
-  '[ "${spass:-0}" -ge 3 ] && ! grep -q "^FAIL " "$OUT/check-sparse.txt"'
+need "check-sparse.txt (DeepSeek-V3.2's sparse attention) has a PASS line (found ${spass:-0}) and no FAIL" \
+  '[ "${spass:-0}" -ge 1 ] && ! grep -q "^FAIL " "$OUT/check-sparse.txt"'
 need "bench.csv has the bench header and rows" \
   '[ "$(head -1 "$OUT/bench.csv")" = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s" ] && [ "$(wc -l <"$OUT/bench.csv")" -gt 1 ]'
 need "bench-transfers.csv counts bytes copied in" 'awk -F, "NR > 1 && \$8 > 0 {n++} END {exit !(n > 0)}" "$OUT/bench-transfers.csv"'
