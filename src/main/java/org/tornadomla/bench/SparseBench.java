@@ -72,6 +72,13 @@ public final class SparseBench {
     private final MlaConfig config;
     private final MlaWeights weights;
     private final long seed;
+    private boolean breakdown;
+
+    /** From now on, also report the sparse step's tasks by mean ms, largest first (JVM executors). */
+    public SparseBench breakdown(boolean on) {
+        breakdown = on;
+        return this;
+    }
 
     /** A bench of {@code config} (it must have an indexer), its weights random (seeded) and held as {@code form}. */
     public SparseBench(MlaConfig config, long seed, WeightDtype form) {
@@ -112,10 +119,11 @@ public final class SparseBench {
     /**
      * Times dense and sparse decode steps on {@code executor} for each context (ascending), {@code budgetMs} each with
      * the project's harness ({@link Timing}). The cache (capacity: the largest context) is filled once per call, its
-     * first rows by a prefill on {@code filler} (the fastest executor at hand; the timed one when null).
+     * first rows by a prefill on {@code filler} (the fastest executor at hand; the timed one when null). Each result
+     * goes to {@code onResult} as soon as it is measured.
      */
     public List<Result> run(String backend, GraphExecutor executor, GraphExecutor filler, AttentionPath path, CacheDtype dtype, int batch,
-                            List<Integer> contexts, double budgetMs, Consumer<String> progress) {
+                            List<Integer> contexts, double budgetMs, Consumer<String> progress, Consumer<Result> onResult) {
         List<Integer> ts = contexts.stream().sorted().toList();
         int maxContext = ts.get(ts.size() - 1), capacity = maxContext;
         if (ts.get(0) < 2) throw new MlaException("sparse bench: contexts must be >= 2 tokens, found " + ts.get(0));
@@ -128,7 +136,9 @@ public final class SparseBench {
             int fill = Math.min(FILL_ROWS, maxContext);
             try (MlaLayer fillLayer = new MlaLayer(weights, filler != null ? filler : executor)) {
                 float[] prompt = MlaWeights.gaussians(new SplittableRandom(seed + 5), fill * d, 1);
-                fillLayer.forward(cache, prompt, new int[] {0}, new int[] {fill}, sparse);
+                // dense: the prefill still computes and caches every token's indexer key (what the fill is for), and
+                // attending to its own ≤ FILL_ROWS positions densely skips the top-k gathers over k slots per row
+                fillLayer.forward(cache, prompt, new int[] {0}, new int[] {fill}, dense);
             }
             CacheStorage storage = CacheStorage.of(cache);
             storage.repeatRows(0, fill, maxContext);
@@ -140,14 +150,22 @@ public final class SparseBench {
                 storage.advance(context - 1);                       // the step's own token is number `context`
                 Timing td = Timing.measure(() -> step(layer, cache, x, y, dense, context), budgetMs, 2);
                 Timing tsp = Timing.measure(() -> step(layer, cache, x, y, sparse, context), budgetMs, 2);
+                java.util.Map<String, Double> tasks = new java.util.LinkedHashMap<>();
                 double[] ix = executor instanceof JvmExecutor jvm
-                        ? indexerShare(layer, jvm, cache, x, y, sparse, context, Math.max(2, Math.min(10, tsp.iterations() / 2)))
+                        ? indexerShare(layer, jvm, cache, x, y, sparse, context, Math.max(2, Math.min(10, tsp.iterations() / 2)), tasks)
                         : new double[] {Double.NaN, Double.NaN};
                 Result r = new Result(backend, path, dtype, batch, d, config.numHeads(), context, k, td.meanMs(), tsp.meanMs(), ix[0], ix[1],
                         denseLatentBytes(config, dtype, batch, context), sparseLatentBytes(config, dtype, batch, context),
                         indexerBytes(config, batch, context), td.iterations(), tsp.iterations());
                 out.add(r);
+                onResult.accept(r);
                 progress.accept(line(r));
+                if (breakdown && !tasks.isEmpty()) {
+                    StringBuilder sb = new StringBuilder("    sparse step's tasks, mean ms, largest first:");
+                    tasks.entrySet().stream().sorted(java.util.Map.Entry.<String, Double>comparingByValue().reversed()).limit(12)
+                            .forEach(t -> sb.append(String.format(Locale.ROOT, " %s %.3f", t.getKey(), t.getValue())));
+                    progress.accept(sb.toString());
+                }
             }
         }
         return out;
@@ -184,7 +202,7 @@ public final class SparseBench {
      * context) run {@code steps} times with each task timed on its own; the indexer's tasks are those named "indexer.*".
      */
     private static double[] indexerShare(MlaLayer layer, JvmExecutor jvm, LatentCache cache, float[] x, float[] y, AttentionOptions opt,
-                                         int context, int steps) {
+                                         int context, int steps, java.util.Map<String, Double> tasks) {
         step(layer, cache, x, y, opt, context);                  // the layer's buffers now describe a step at this context
         KernelGraph g = layer.graph(cache, 1, opt);
         long[] ns = new long[g.tasks().size()];
@@ -194,6 +212,7 @@ public final class SparseBench {
         for (int i = 0; i < ns.length; i++) {
             all += ns[i];
             if (g.tasks().get(i).id().startsWith("indexer.")) indexer += ns[i];
+            tasks.merge(g.tasks().get(i).id(), ns[i] / 1e6 / steps, Double::sum);
         }
         return new double[] {indexer / 1e6 / steps, all == 0 ? Double.NaN : (double) indexer / all};
     }

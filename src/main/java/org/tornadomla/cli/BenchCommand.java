@@ -151,7 +151,7 @@ public final class BenchCommand implements Callable<Integer> {
             + "--batch (default 1,8,32; 1 with --quick) and --context (default 8192,16384,32768,65536,131072; 4096,8192 with --quick): ms per "
             + "step, the indexer's share (java backends), bytes read, the context at which sparse wins. Backends: java-fast unless --backend; "
             + "caches: --dtype (default fp8), weights: --weights-dtype (default fp8), path: --path (default tiled), --layer-hidden and "
-            + "--heads shrink the layer, --topk sets index_topk")
+            + "--heads shrink the layer, --topk sets index_topk, --breakdown lists the sparse step's slowest tasks")
     boolean sparse;
 
     @Option(names = "--preset", description = "with --sparse: the sparse config (default: deepseek-v3.2; glm-5 also has an indexer)")
@@ -320,8 +320,8 @@ public final class BenchCommand implements Callable<Integer> {
     /** --sparse: sparse against dense decode steps of the whole layer of a sparse config, per backend, dtype, batch and context. */
     private int runSparse(PrintWriter out) {
         String[] names = {"--offload", "--mixed", "--compare-paged", "--grid", "--layer-csv", "--layer-only", "--paged", "--transfers-csv",
-                "--roofline", "--breakdown", "--block-size"};
-        boolean[] set = {offload, mixed, comparePaged, grid != null, layerCsv != null, layerOnly, paged, transfersCsv != null, roofline, breakdown,
+                "--roofline", "--block-size"};
+        boolean[] set = {offload, mixed, comparePaged, grid != null, layerCsv != null, layerOnly, paged, transfersCsv != null, roofline,
                 blockSize != null};
         for (int i = 0; i < names.length; i++) {
             if (set[i]) throw new MlaException("--sparse times its own steps (the whole layer, contiguous cache); it does not combine with " + names[i]);
@@ -377,7 +377,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.println(org.tornadomla.bench.SparseBench.header());
         out.flush();
         long t0 = System.nanoTime();
-        org.tornadomla.bench.SparseBench bench = new org.tornadomla.bench.SparseBench(cfg, 42, wd);
+        org.tornadomla.bench.SparseBench bench = new org.tornadomla.bench.SparseBench(cfg, 42, wd).breakdown(breakdown);
         GraphExecutor filler = fastOrNull();
         List<org.tornadomla.bench.SparseBench.Result> rs = new ArrayList<>();
         List<String> verdicts = new ArrayList<>();
@@ -394,6 +394,10 @@ public final class BenchCommand implements Callable<Integer> {
                         got = bench.run(e.getKey(), e.getValue(), filler, path, dt, b, ts, budget, line -> {
                             out.println(line);
                             out.flush();
+                        }, r -> {
+                            // rewritten after every point, as the other bench outputs: a run stopped midway keeps what it measured
+                            rs.add(r);
+                            if (csv != null) writeLines(csv, SPARSE_CSV_HEADER, rs.stream().map(org.tornadomla.bench.SparseBench.Result::csv).toList());
                         });
                     } catch (MlaException ex) {
                         out.printf(Locale.ROOT, "%-14s %-5s B%-4d skipped: %s (the cache alone: %,.0f MB at context %d)%n", e.getKey(), dt, b, ex.getMessage(),
@@ -401,13 +405,10 @@ public final class BenchCommand implements Callable<Integer> {
                         out.flush();
                         continue;
                     }
-                    rs.addAll(got);
-                    sparseResults = rs;
                     int win = org.tornadomla.bench.SparseBench.crossover(got);
                     verdicts.add(String.format(Locale.ROOT, "%s %s B%d: %s", e.getKey(), dt, b, win > 0 ? "sparse wins from context " + win
                             : "sparse does not win within the contexts measured (" + ts.stream().sorted().map(String::valueOf)
                             .collect(java.util.stream.Collectors.joining(", ")) + ")"));
-                    if (csv != null) writeLines(csv, SPARSE_CSV_HEADER, rs.stream().map(org.tornadomla.bench.SparseBench.Result::csv).toList());
                 }
             }
         }
@@ -434,9 +435,6 @@ public final class BenchCommand implements Callable<Integer> {
         if (filler != null) filler.close();
         return 0;
     }
-
-    /** What --sparse has measured so far (tests read it). */
-    List<org.tornadomla.bench.SparseBench.Result> sparseResults = List.of();
 
     /** --offload: the host tier, offload and restore of one sequence of a paged cache and a decode step after it, per backend. */
     private int runOffload(PrintWriter out) {
