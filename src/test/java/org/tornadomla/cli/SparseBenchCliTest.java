@@ -94,5 +94,10 @@ class SparseBenchCliTest {
         assertTrue(big.code() != 0, big.out());
         assertTrue(big.out().contains("B32   skipped: ") && big.out().contains("the cache alone: 10,217 MB at context 131072"), big.out());
         assertTrue(big.err().contains("every point was skipped"), big.err());
+        // fp8 (the default): its latent codes alone are 32 · 131072 · 512 = 2^31 bytes, one more than an array holds
+        CliTest.Run fp8 = CliTest.mla("bench", "--sparse", "--layer-hidden", "64", "--heads", "1", "--batch", "32", "--context", "131072",
+                "--backend", "java-reference");
+        assertTrue(fp8.code() != 0 && fp8.out().contains("cache too large for one Java array")
+                && fp8.out().contains("the cache alone: 3,305 MB at context 131072"), fp8.out());
     }
 }
