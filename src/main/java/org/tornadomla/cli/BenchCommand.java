@@ -33,6 +33,7 @@ import java.util.concurrent.Callable;
  * A quick cross-device comparison of one decode step of the attention core (DeepSeek-V3 latent geometry):
  * ms per step, GB/s of latent read and GFLOP/s per backend and shape, each backend's output checked
  * against the reference kernels. For publication-grade numbers use the JMH benchmarks in benchmarks/.
+ * {@code --sparse} times DeepSeek-V3.2's sparse attention against dense on the whole layer instead ({@link org.tornadomla.bench.SparseBench}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Time one decode step of the MLA attention core (absorb_q … unabsorb_v over the latent cache) "
@@ -416,6 +417,7 @@ public final class BenchCommand implements Callable<Integer> {
         for (String v : verdicts) out.println(v);
         if (rs.isEmpty()) {
             for (GraphExecutor ex : executors.values()) ex.close();
+            if (filler != null) filler.close();
             throw new MlaException("every point was skipped (the reasons are above): nothing measured, no CSV or chart written");
         }
         if (chart != null) {
