@@ -13,7 +13,7 @@ import os, pathlib, re, subprocess, sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "ladder" / "kernels"
 MAIN = {1: "naiveScores", 2: "decompress", 3: "absorbedScores", 4: "rotatePairs", 5: "splitTiles", 6: "combine",
-        7: "splitKv", 8: "splitTiles"}
+        7: "splitKv", 8: "splitTiles", 9: "indexScores"}
 LINES = 40
 DECL = re.compile(r"^\s+(float|double|ulong|uint|long|int|bool|char|uchar|short|ushort|half)\s+\w+(,\s*\w+)*\s*;\s*$")
 

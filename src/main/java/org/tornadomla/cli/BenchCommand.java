@@ -33,6 +33,7 @@ import java.util.concurrent.Callable;
  * A quick cross-device comparison of one decode step of the attention core (DeepSeek-V3 latent geometry):
  * ms per step, GB/s of latent read and GFLOP/s per backend and shape, each backend's output checked
  * against the reference kernels. For publication-grade numbers use the JMH benchmarks in benchmarks/.
+ * {@code --sparse} times DeepSeek-V3.2's sparse attention against dense on the whole layer instead ({@link org.tornadomla.bench.SparseBench}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Time one decode step of the MLA attention core (absorb_q … unabsorb_v over the latent cache) "
@@ -146,6 +147,20 @@ public final class BenchCommand implements Callable<Integer> {
             + "(hidden --layer-hidden, first --dtype, tiled path, fp8 weights)")
     boolean mixed;
 
+    @Option(names = "--sparse", description = "time DeepSeek Sparse Attention instead (docs/sparse-attention.md): a decode step of the whole "
+            + "layer of --preset, sparse (the indexer, its top-k, attention over the selected rows) against dense over the same cache, per "
+            + "--batch (default 1,8,32; 1 with --quick) and --context (default 8192,16384,32768,65536,131072; 4096,8192 with --quick): ms per "
+            + "step, the indexer's share (java backends), bytes read, the context at which sparse wins. Backends: java-fast unless --backend; "
+            + "caches: --dtype (default fp8), weights: --weights-dtype (default fp8), path: --path (default tiled), --layer-hidden and "
+            + "--heads shrink the layer, --topk sets index_topk, --breakdown lists the sparse step's slowest tasks")
+    boolean sparse;
+
+    @Option(names = "--preset", description = "with --sparse: the sparse config (default: deepseek-v3.2; glm-5 also has an indexer)")
+    String preset;
+
+    @Option(names = "--topk", description = "with --sparse: index_topk (default: the preset's, 2048 for deepseek-v3.2)")
+    Integer topk;
+
     @Option(names = "--weights-dtype", description = "attention core: how kv_b_proj (read by absorb_q and unabsorb_v) is held: "
             + "f32, bf16 or fp8 (default: f32); other than f32 the CSV's backend reads e.g. java-fast/w-bf16")
     String weightsDtype;
@@ -183,6 +198,8 @@ public final class BenchCommand implements Callable<Integer> {
             throw new MlaException("--csv and --chart apply to the attention-core shapes, not to " + (mixed ? "--mixed" : "--compare-paged")
                     + " (which print their own table)");
         }
+        if (sparse) return runSparse(out);
+        if (preset != null || topk != null) throw new MlaException((preset != null ? "--preset" : "--topk") + " applies to --sparse only");
         if (offload) return runOffload(out);
         if (mixed) return runMixed(out);
         if (comparePaged) return runComparePaged(out);
@@ -296,6 +313,128 @@ public final class BenchCommand implements Callable<Integer> {
         }
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         for (GraphExecutor ex : executors.values()) ex.close();
+        return 0;
+    }
+
+    static final String SPARSE_CSV_HEADER = org.tornadomla.bench.SparseBench.CSV_HEADER;
+
+    /** --sparse: sparse against dense decode steps of the whole layer of a sparse config, per backend, dtype, batch and context. */
+    private int runSparse(PrintWriter out) {
+        String[] names = {"--offload", "--mixed", "--compare-paged", "--grid", "--layer-csv", "--layer-only", "--paged", "--transfers-csv",
+                "--roofline", "--block-size"};
+        boolean[] set = {offload, mixed, comparePaged, grid != null, layerCsv != null, layerOnly, paged, transfersCsv != null, roofline,
+                blockSize != null};
+        for (int i = 0; i < names.length; i++) {
+            if (set[i]) throw new MlaException("--sparse times its own steps (the whole layer, contiguous cache); it does not combine with " + names[i]);
+        }
+        MlaConfig cfg = MlaConfig.preset(preset != null ? preset : "deepseek-v3.2");
+        String presetName = preset != null ? preset : "deepseek-v3.2";
+        if (!cfg.sparse()) {
+            throw new MlaException("--sparse needs a config with an indexer (DeepSeek Sparse Attention: the presets deepseek-v3.2, glm-5); "
+                    + "--preset " + presetName + " is dense");
+        }
+        if (layerHidden != null) {
+            if (layerHidden < 1) throw new MlaException("--layer-hidden must be >= 1, found " + layerHidden);
+            cfg = cfg.withHiddenSize(layerHidden);
+        }
+        if (heads != null) {
+            if (heads.size() != 1 || heads.get(0) < 1) throw new MlaException("--sparse takes one head count (--heads H, H >= 1), found " + heads);
+            cfg = cfg.withHeads(heads.get(0));
+        }
+        if (topk != null) {
+            if (topk < 1) throw new MlaException("--topk must be >= 1, found " + topk);
+            var ix = cfg.indexer();
+            cfg = cfg.withIndexer(new org.tornadomla.config.IndexerConfig(ix.nHeads(), ix.headDim(), topk, ix.ue8m0(), ix.ropeInterleaved()));
+        }
+        List<Integer> ts = contexts != null ? contexts : quick ? List.of(4096, 8192) : List.of(8192, 16384, 32768, 65536, 131072);
+        List<Integer> bs = batches != null ? batches : quick ? List.of(1) : List.of(1, 8, 32);
+        for (int t : ts) if (t < 2) throw new MlaException("--context must be >= 2 tokens with --sparse (a step attends to the cache and its own token), found " + t);
+        for (int b : bs) if (b < 1) throw new MlaException("--batch must be >= 1, found " + b);
+        List<CacheDtype> ds = new ArrayList<>();
+        for (String d : dtypes != null ? dtypes : List.of("fp8")) ds.add(CacheDtype.parse(d));
+        if (paths != null && paths.size() != 1) throw new MlaException("--sparse takes one --path (absorbed or tiled), found " + paths);
+        AttentionPath path = AttentionPath.parse(paths != null ? paths.get(0) : "tiled");
+        if (path == AttentionPath.NAIVE) throw new MlaException("--sparse times the absorbed and tiled paths, found --path naive");
+        WeightDtype wd = weightsDtype == null ? WeightDtype.FP8 : WeightDtype.parse(weightsDtype);
+        double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
+        if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
+        checkOutputs(new String[] {"--csv", "--chart"}, csv, chart);
+        if (backends == null && device == null) backends = List.of("java-fast");
+        Map<String, GraphExecutor> executors = executors(out);
+        int k = cfg.indexer().topK();
+        out.printf(Locale.ROOT, "sparse (DeepSeek Sparse Attention) against dense: a decode step of the whole layer, preset %s (hidden %d, %d heads, "
+                        + "d_c %d, d_r %d; indexer %d heads x %d, top-%d), %s path, %s weights; batches %s, contexts %s, caches %s%n",
+                presetName, cfg.hiddenSize(), cfg.numHeads(), cfg.kvLoraRank(), cfg.qkRopeHeadDim(), cfg.indexer().nHeads(), cfg.indexer().headDim(),
+                k, path, wd, bs, ts, ds);
+        out.printf("bytes read per step: dense B·T latent rows; sparse B·min(k, T) latent rows + B·T indexer keys (%d B each); indexer%%: the "
+                + "indexer.* tasks' share of the sparse step's tasks, timed one by one (java backends)%n", cfg.indexer().cacheBytesPerToken());
+        for (int t : ts) {
+            if (t <= k) {
+                out.printf(Locale.ROOT, "note: context %d <= index_topk %d: the indexer selects every position, so sparse attention reads the rows "
+                        + "dense reads (plus the indexer's keys) and cannot win there%n", t, k);
+            }
+        }
+        out.println();
+        out.println(org.tornadomla.bench.SparseBench.header());
+        out.flush();
+        long t0 = System.nanoTime();
+        org.tornadomla.bench.SparseBench bench = new org.tornadomla.bench.SparseBench(cfg, 42, wd).breakdown(breakdown);
+        GraphExecutor filler = fastOrNull();
+        List<org.tornadomla.bench.SparseBench.Result> rs = new ArrayList<>();
+        List<String> verdicts = new ArrayList<>();
+        int maxT = ts.stream().mapToInt(Integer::intValue).max().orElseThrow();
+        for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
+            for (CacheDtype dt : ds) {
+                for (int b : bs) {
+                    if (pastTimeLimit(t0)) {
+                        out.printf(Locale.ROOT, "%-14s %-5s B%-4d skipped: --time-limit-s %.0f reached%n", e.getKey(), dt, b, timeLimitS);
+                        continue;
+                    }
+                    List<org.tornadomla.bench.SparseBench.Result> got;
+                    try {
+                        got = bench.run(e.getKey(), e.getValue(), filler, path, dt, b, ts, budget, line -> {
+                            out.println(line);
+                            out.flush();
+                        }, r -> {
+                            // rewritten after every point, as the other bench outputs: a run stopped midway keeps what it measured
+                            rs.add(r);
+                            if (csv != null) writeLines(csv, SPARSE_CSV_HEADER, rs.stream().map(org.tornadomla.bench.SparseBench.Result::csv).toList());
+                        });
+                    } catch (MlaException ex) {
+                        out.printf(Locale.ROOT, "%-14s %-5s B%-4d skipped: %s (the cache alone: %,.0f MB at context %d)%n", e.getKey(), dt, b, ex.getMessage(),
+                                org.tornadomla.bench.SparseBench.cacheBytes(cfg, dt, b, maxT) / 1e6, maxT);
+                        out.flush();
+                        continue;
+                    }
+                    int win = org.tornadomla.bench.SparseBench.crossover(got);
+                    verdicts.add(String.format(Locale.ROOT, "%s %s B%d: %s", e.getKey(), dt, b, win > 0 ? "sparse wins from context " + win
+                            : "sparse does not win within the contexts measured (" + ts.stream().sorted().map(String::valueOf)
+                            .collect(java.util.stream.Collectors.joining(", ")) + ")"));
+                }
+            }
+        }
+        out.println();
+        for (String v : verdicts) out.println(v);
+        if (rs.isEmpty()) {
+            for (GraphExecutor ex : executors.values()) ex.close();
+            if (filler != null) filler.close();
+            throw new MlaException("every point was skipped (the reasons are above): nothing measured, no CSV or chart written");
+        }
+        if (chart != null) {
+            org.tornadomla.bench.SparseChart.write(chart, rs, "MLA decode, sparse (DSA) against dense: " + presetName + ", " + String.join(", ", executors.keySet()));
+            out.printf("wrote %s%n", chart);
+        }
+        if (csv != null) out.printf("wrote %s%n", csv);
+        out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        out.flush();
+        if (csvToStdout) {
+            PrintWriter std = spec.commandLine().getOut();
+            std.println(SPARSE_CSV_HEADER);
+            rs.forEach(r -> std.println(r.csv()));
+            std.flush();
+        }
+        for (GraphExecutor ex : executors.values()) ex.close();
+        if (filler != null) filler.close();
         return 0;
     }
 

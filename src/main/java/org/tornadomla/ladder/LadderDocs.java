@@ -34,7 +34,7 @@ public final class LadderDocs {
     public static final List<Path> FILES = List.of(Path.of("docs/ladder/README.md"),
             Path.of("docs/ladder/01-naive-mha.md"), Path.of("docs/ladder/02-latent-cache.md"), Path.of("docs/ladder/03-absorption.md"),
             Path.of("docs/ladder/04-decoupled-rope.md"), Path.of("docs/ladder/05-online-softmax.md"), Path.of("docs/ladder/06-split-kv.md"),
-            Path.of("docs/ladder/07-kernel-context.md"), Path.of("docs/ladder/08-int8.md"),
+            Path.of("docs/ladder/07-kernel-context.md"), Path.of("docs/ladder/08-int8.md"), Path.of("docs/ladder/09-sparse.md"),
             Path.of("src/main/java/org/tornadomla/kernels/NaiveAttention.java"), Path.of("src/main/java/org/tornadomla/kernels/AbsorbedAttention.java"),
             Path.of("src/main/java/org/tornadomla/kernels/OnlineSoftmax.java"), Path.of("src/main/java/org/tornadomla/kernels/CacheRows.java"),
             Path.of("src/tornado/java/org/tornadomla/tornado/FlashDecode.java"));

@@ -9,7 +9,7 @@ import java.util.function.Consumer;
 
 /**
  * Runs the ladder's steps on one backend: each step's output against step 1's on the same executor (max abs
- * difference), ms per decode step with the project's timing harness ({@link Timing}), and the cache bytes
+ * difference; a step with its own {@link LadderStep#reference}, against that), ms per decode step with the project's timing harness ({@link Timing}), and the cache bytes
  * the step reads. What {@code mla ladder} prints and what {@code mla ladder --docs} records.
  */
 public final class LadderRun {
@@ -36,9 +36,17 @@ public final class LadderRun {
             if (st.tornadoOnly() && kernelContext == null) {
                 r = new Result(st.number(), backend, Double.NaN, Double.NaN, st.bytesRead(s));
             } else {
-                float[][] o = output(st, s, st.tornadoOnly() ? kernelContext : plain, budgetMs);
+                GraphExecutor ex = st.tornadoOnly() ? kernelContext : plain;
+                float[][] o = output(st, s, ex, budgetMs);
+                LadderStep.Built own = st.reference(s);
+                float[] expected = reference;
+                if (own != null) {
+                    ex.execute(own.graph());
+                    expected = own.out().clone();
+                    ex.release(own.graph());
+                }
                 double diff = 0;
-                for (int i = 0; i < reference.length; i++) diff = Math.max(diff, Math.abs((double) o[0][i] - reference[i]));
+                for (int i = 0; i < expected.length; i++) diff = Math.max(diff, Math.abs((double) o[0][i] - expected[i]));
                 r = new Result(st.number(), backend, diff, o[1][0], st.bytesRead(s));
             }
             out.add(r);

@@ -5,7 +5,10 @@ import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
+import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.Indexer;
 import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.kernels.Rope;
 import org.tornadomla.weights.MlaWeights;
@@ -28,11 +31,13 @@ public final class LadderSetup {
     public final float[] latent, ropeKeys;
     public final float[] invFreq;
     public final float cosSinScale;
+    private final long seed;
 
     public LadderSetup(int heads, int context, long seed) {
         this.config = MlaConfig.deepseekV3().withHeads(heads).withHiddenSize(1024);   // the ladder never projects x
         this.heads = heads;
         this.context = context;
+        this.seed = seed;
         SplittableRandom rnd = new SplittableRandom(seed);
         int dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
         if (context < 1) throw new MlaException("context must be >= 1, found " + context);
@@ -47,6 +52,35 @@ public final class LadderSetup {
         Rope.rotatePairs(qRoped, heads * config.qkHeadDim(), heads, config.qkHeadDim(), config.qkNopeHeadDim(), dr,
                 new int[] {context - 1, 0}, 1, invFreq, cosSinScale);
     }
+
+    /**
+     * Step 9's indexer (DeepSeek-V3.2's, 64 heads × 128, {@link IndexerConfig#deepseekV32()}): its query for the
+     * step's token [n, d] and weights_proj's output [n], as wq_b, RoPE and the Hadamard transform, and weights_proj,
+     * leave them (projections are outside the ladder, as for MLA's query), and the cached keys of the T tokens as
+     * the layer caches them: gaussian keys, Hadamard-transformed, then e4m3 codes [T, d] with one ue8m0 scale each.
+     * Drawn from their own seeded generator on first use, so steps 1–8 see the same numbers as before.
+     */
+    public synchronized IndexerInputs indexer() {
+        if (indexer == null) {
+            IndexerConfig ix = IndexerConfig.deepseekV32();
+            int n = ix.nHeads(), d = ix.headDim();
+            SplittableRandom rnd = new SplittableRandom(seed ^ 0x5DEECE66DL);
+            float[] q = MlaWeights.gaussians(rnd, n * d, 1), proj = MlaWeights.gaussians(rnd, n, 1), k = MlaWeights.gaussians(rnd, context * d, 1);
+            Indexer.hadamard(q, n, d, (float) ix.dimScale());
+            Indexer.hadamard(k, context, d, (float) ix.dimScale());
+            byte[] codes = new byte[context * d];
+            float[] scales = new float[context * ix.blocks()];
+            Indexer.quantizeBlocks(k, codes, scales, context, d, 1, Bf16.pow2());
+            indexer = new IndexerInputs(ix, q, proj, codes, scales);
+        }
+        return indexer;
+    }
+
+    /** What {@link #indexer()} returns. */
+    public record IndexerInputs(IndexerConfig config, float[] query, float[] weightsProj, byte[] keyCodes, float[] keyScales) {
+    }
+
+    private IndexerInputs indexer;
 
     /** A cache of {@code context} tokens holding the setup's latents and roped keys, in {@code dtype}. */
     public LatentCache cache(CacheDtype dtype) {

@@ -14,6 +14,14 @@ public interface LadderStep {
     /** Builds the step's graph; the graph's OUTPUT is o [H, d_v] (or, for a step that stops early, what it ends with). */
     Built build(LadderSetup s);
 
+    /**
+     * The graph whose output this step must equal, run on the same executor, or null: step 1's. A step that attends
+     * to other positions than step 1 (step 9, sparse) names its own.
+     */
+    default Built reference(LadderSetup s) {
+        return null;
+    }
+
     /** Bytes the step reads from its cache per decode step. */
     double bytesRead(LadderSetup s);
 

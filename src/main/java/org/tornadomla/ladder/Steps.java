@@ -8,7 +8,11 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.Indexer;
 import org.tornadomla.kernels.NaiveAttention;
+import org.tornadomla.kernels.SparseAttention;
+import org.tornadomla.kernels.TopK;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.Rope;
 import org.tornadomla.weights.Weight;
@@ -16,7 +20,7 @@ import org.tornadomla.weights.Weight;
 import java.util.List;
 
 /**
- * The eight steps of the kernel ladder (docs/ladder/), in order. Each builds the same decode step of the
+ * The nine steps of the kernel ladder (docs/ladder/), in order. Each builds the same decode step of the
  * attention core from {@link LadderSetup} with the kernels of its page; step 1 is what every other step is
  * compared with.
  *
@@ -29,7 +33,10 @@ import java.util.List;
  *  6 split-KV        the context split across parallel workers, (max, sum) combine   OnlineSoftmax.splitTiles (8 splits), combine
  *  7 KernelContext   the latent tile in local memory shared by a head group (GPU)     tornado.FlashDecode.splitKv
  *  8 int8 latent     step 6 over an int8 cache, dequantised inside the loops          CacheOps.load (INT8)
+ *  9 sparse (DSA)    the indexer's top-k of T, step 3's attention over those rows only Indexer, TopK, SparseAttention
  * </pre>
+ * Step 9 attends to fewer positions, so it is compared with its own reference ({@link LadderStep#reference}): step 1's
+ * kernels with the unselected scores masked.
  */
 public final class Steps {
     private Steps() {
@@ -75,7 +82,101 @@ public final class Steps {
                     }
                 },
                 step(8, "int8 latent (dequantised inside the loops)", "CacheOps.load (INT8) in step 6's kernels",
-                        s -> tiled(s, 8, CacheDtype.INT8), s -> (double) s.context * (s.config.cacheWidth() + 8)));
+                        s -> tiled(s, 8, CacheDtype.INT8), s -> (double) s.context * (s.config.cacheWidth() + 8)),
+                new LadderStep() {
+                    public int number() {
+                        return 9;
+                    }
+
+                    public String title() {
+                        return "sparse attention (DeepSeek-V3.2: lightning indexer, top-k, gather)";
+                    }
+
+                    public String kernels() {
+                        return "Indexer (quantizeBlocks, headWeights, indexScores), TopK.selectTopK, SparseAttention (selectedSlots, "
+                                + "sparseScores, sparseSoftmax, sparseValues)";
+                    }
+
+                    public Built build(LadderSetup s) {
+                        return sparse(s, false);
+                    }
+
+                    public Built reference(LadderSetup s) {
+                        return sparse(s, true);
+                    }
+
+                    public double bytesRead(LadderSetup s) {
+                        // the k selected rows twice (scores, then values: step 3's two passes) and every indexer key once
+                        return 2.0 * sparseK(s) * s.config.cacheWidth() * 4 + (double) s.context * s.indexer().config().cacheBytesPerToken();
+                    }
+                });
+    }
+
+    /** Step 9's k: a quarter of the context (at least 1), so that the selection matters at the ladder's T (V3.2 keeps 2,048 of up to 128k). */
+    static int sparseK(LadderSetup s) {
+        return Math.max(1, s.context / 4);
+    }
+
+    /**
+     * Step 9: the lightning indexer scores every cached position (e4m3 dot products per indexer head, ReLU, head
+     * weights, the key's scale), TopK keeps the k best, and the absorbed attention of step 3 reads only those k
+     * latent rows (a gather through their slots). {@code maskedReference}: the same indexer and top-k, then step 1's
+     * kernels over the whole cache with every unselected score set to −∞ before the softmax: what the gather must equal.
+     */
+    static LadderStep.Built sparse(LadderSetup s, boolean maskedReference) {
+        MlaConfig c = s.config;
+        LadderSetup.IndexerInputs ix = s.indexer();
+        int h = s.heads, t = s.context, n = ix.config().nHeads(), d = ix.config().headDim(), k = sparseK(s);
+        int dn = c.qkNopeHeadDim(), dr = c.qkRopeHeadDim(), dv = c.vHeadDim(), dc = c.kvLoraRank();
+        LatentCache cache = s.cache(CacheDtype.F32);
+        CacheStorage storage = CacheStorage.of(cache);
+        KernelGraph g = new KernelGraph(maskedReference ? "ladder9_reference" : "ladder9");
+        float[] q = g.input("q", s.qRoped.clone());
+        float[] qi = g.input("index_q", ix.query().clone());
+        float[] proj = g.input("index_weights_proj", ix.weightsProj().clone());
+        int[] meta = g.input("attnMeta", s.attnMeta(cache));
+        g.state("cache", storage);
+        byte[] keys = g.weight("index_k_fp8", ix.keyCodes());
+        float[] keyScales = g.weight("index_k_scale", ix.keyScales());
+        float[] pow2 = g.weight("indexer.pow2", Bf16.pow2());
+        float[] o = g.output("o", new float[h * dv]);
+        // the indexer: the query to e4m3 per head, its head weights, the index score of every cached position, the top k
+        byte[] qCodes = g.scratch("index_q_fp8", new byte[n * d]);
+        float[] qScales = g.scratch("index_q_scale", new float[n * ix.config().blocks()]);
+        g.task("indexer.quant_q", Indexer::quantizeBlocks, qi, qCodes, qScales, n, d, 1, pow2);
+        float[] w = g.scratch("index_weights", new float[n]);
+        g.task("indexer.head_weights", Indexer::headWeights, proj, qScales, w, 1, n, (float) ix.config().headScale(), (float) ix.config().dimScale());
+        float[] scores = g.scratch("index_scores", new float[t]);
+        g.task("indexer.scores", Indexer::indexScores, qCodes, w, keys, keyScales, scores, meta, 1, n, d, t, pow2);
+        int[] selected = g.scratch("index_topk", new int[k]);
+        g.task("indexer.topk", TopK::selectTopK, scores, g.scratch("index_keys", new int[t]), g.scratch("index_hist", new int[TopK.BINS]),
+                selected, meta, 1, t, k, pow2);
+        if (maskedReference) {
+            float[] kvFull = new float[t * h * (dn + dv)];
+            NaiveAttention.decompress(storage.floats(), storage.halves(), storage.bytes(), 0, s.wkvB, kvFull, s.attnMeta(cache), 1, 1, t, t, h, dn, dv, dc, dr);
+            g.weight("kv_mha", kvFull);
+            float[] sc = g.scratch("scores", new float[h * t]);
+            g.task("scores", NaiveAttention::naiveScores, q, kvFull, storage.floats(), storage.halves(), storage.bytes(), 0, sc, meta,
+                    1, t, t, h, dn, dr, dv, dc, (float) c.softmaxScale());
+            g.task("sparse_mask", SparseAttention::maskUnselected, sc, selected, meta, 1, t, h, k);
+            g.task("softmax", Softmax::softmax, sc, meta, 1, t, h);
+            g.task("values", NaiveAttention::naiveValues, sc, kvFull, o, meta, 1, t, t, h, dn, dv);
+            return new LadderStep.Built(g, o);
+        }
+        // sparse attention: the selected positions' slots, then step 3's absorbed attention over those k rows only
+        Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {(long) h * (dn + dv), dc}, s.wkvB);
+        int[] slots = g.scratch("sparse_slots", new int[k]);
+        g.task("sparse_slots", SparseAttention::selectedSlots, selected, slots, meta, 1, k, cache.blockSize());
+        float[] qLat = g.scratch("q_lat", new float[h * dc]), oLat = g.scratch("o_lat", new float[h * dc]);
+        float[] sparseScores = g.scratch("scores", new float[h * k]);
+        wkvB.absorbQuery(g, "absorb_q", q, qLat, 1, h, dn, dr, dv);
+        g.task("sparse_scores", SparseAttention::sparseScores, qLat, q, storage.floats(), storage.halves(), storage.bytes(), CacheDtype.F32.code,
+                slots, sparseScores, 1, k, h, dn, dr, dc, (float) c.softmaxScale());
+        g.task("sparse_softmax", SparseAttention::sparseSoftmax, sparseScores, slots, 1, k, h);
+        g.task("sparse_values", SparseAttention::sparseValues, sparseScores, storage.floats(), storage.halves(), storage.bytes(), CacheDtype.F32.code,
+                slots, oLat, 1, k, h, dc, dr);
+        wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, 1, h, dn, dv);
+        return new LadderStep.Built(g, o);
     }
 
     private interface Builder {

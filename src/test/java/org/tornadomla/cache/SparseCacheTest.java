@@ -95,6 +95,45 @@ class SparseCacheTest {
         }
     }
 
+    /**
+     * What {@code mla bench --sparse} fills its cache with: sequence 0's first P rows, prefilled by the layer, repeated
+     * over every sequence from its own starting row ((t + 37·b) mod P), latent, rope key and indexer key alike, every
+     * dtype; the rows compared through the cache's read views, one by one against the source's.
+     */
+    @Test
+    void repeatRowsCopiesTheLayersRowsIntoEverySequence() {
+        MlaLayer layer = new MlaLayer(MlaWeights.random(sparse(), 11));
+        int D = 64, P = 12, B = 3, T = 40, dc = 32, dr = 16, di = 128;
+        for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.BF16, CacheDtype.INT8, CacheDtype.FP8}) {
+            LatentCache c = layer.newCache(B, T, dt);
+            layer.forward(c, MlaWeights.gaussians(new SplittableRandom(12), P * D, 1), new int[] {0}, new int[] {P}, AttentionPath.TILED);
+            float[] lat = c.latent(0), rope = c.ropeKey(0);
+            CacheStorage.IndexKeys keys = CacheStorage.of(c).indexKeys(0);
+            byte[] codes = keys.codes();
+            float[] scales = keys.scales();
+            CacheStorage.of(c).repeatRows(0, P, T);
+            for (int b = 0; b < B; b++) {
+                assertEquals(T, c.length(b), dt + " length of " + b);
+                float[] l = c.latent(b), r = c.ropeKey(b);
+                CacheStorage.IndexKeys k = CacheStorage.of(c).indexKeys(b);
+                for (int t = 0; t < T; t++) {
+                    int src = (t + 37 * b) % P;
+                    String at = dt + " b" + b + " t" + t;
+                    assertArrayEquals(java.util.Arrays.copyOfRange(lat, src * dc, src * dc + dc), java.util.Arrays.copyOfRange(l, t * dc, t * dc + dc), at);
+                    assertArrayEquals(java.util.Arrays.copyOfRange(rope, src * dr, src * dr + dr), java.util.Arrays.copyOfRange(r, t * dr, t * dr + dr), at);
+                    assertArrayEquals(java.util.Arrays.copyOfRange(codes, src * di, src * di + di), java.util.Arrays.copyOfRange(k.codes(), t * di, t * di + di), at);
+                    assertEquals(scales[src], k.scales()[t], at);
+                }
+            }
+        }
+        LatentCache c = layer.newCache(1, 8, CacheDtype.F32);
+        layer.prefill(c, MlaWeights.gaussians(new SplittableRandom(13), 4 * D, 1), 4, AttentionPath.TILED);
+        MlaException e = assertThrows(MlaException.class, () -> CacheStorage.of(c).repeatRows(0, 5, 8));
+        assertTrue(e.getMessage().contains("the period must be 1 … 4 (sequence 0's length), found 5"), e.getMessage());
+        e = assertThrows(MlaException.class, () -> CacheStorage.of(c).repeatRows(0, 4, 9));
+        assertTrue(e.getMessage().contains("tokens must be 1 … 8 (the capacity), found 9"), e.getMessage());
+    }
+
     @Test
     void truncateForkAndFreeCoverTheIndexerKeys() {
         MlaWeights w = MlaWeights.random(sparse(), 7);

@@ -808,6 +808,50 @@ public final class CacheStorage implements DeviceResident {
         commit(a);
     }
 
+    /**
+     * Benchmarks of caches the host cannot write (a sparse cache: {@code LatentCache.write} refuses, a latent alone
+     * has no indexer key): every sequence's first {@code tokens} positions become copies of the first
+     * {@code period} rows of sequence {@code source}, filled before by the layer's own steps (position t of
+     * sequence b gets row (t + 37·b) mod period), every array of the storage alike (latent, scales, rope part,
+     * indexer keys and scales), and every sequence's length becomes {@code tokens}. Contiguous caches only.
+     */
+    public void repeatRows(int source, int period, int tokens) {
+        checkSequence(source);
+        if (paged) throw new MlaException("repeatRows: contiguous caches only, this one is paged");
+        if (period < 1 || period > lengths[source]) {
+            throw new MlaException("repeatRows: the period must be 1 … " + lengths[source] + " (sequence " + source + "'s length), found " + period);
+        }
+        if (tokens < 1 || tokens > capacity) throw new MlaException("repeatRows: tokens must be 1 … " + capacity + " (the capacity), found " + tokens);
+        toHost();
+        int code = dtype.code, dc = kvLoraRank, dr = ropeDim;
+        // each array: {offset of slot 0, numbers per slot}; an array the dtype does not use has 0 per slot
+        int[][] layout = {
+                code == CacheLayout.F32 ? new int[] {0, dc + dr} : code == CacheLayout.INT8 ? new int[] {0, 2}
+                        : code == CacheLayout.FP8 ? new int[] {CacheLayout.TABLE, CacheLayout.fp8Blocks(dc)} : new int[] {0, 0},
+                code == CacheLayout.BF16 ? new int[] {0, dc + dr} : code == CacheLayout.FP8 ? new int[] {0, dr} : new int[] {0, 0},
+                code == CacheLayout.INT8 ? new int[] {0, dc + dr} : code == CacheLayout.FP8 ? new int[] {0, dc} : new int[] {0, 0},
+                {0, indexDim}, {0, indexDim / CacheLayout.FP8_BLOCK}};
+        Object[] arrays = {floats, halves, bytes, indexKeys, indexScales};
+        Object[] rows = new Object[arrays.length];
+        for (int a = 0; a < arrays.length; a++) {
+            int w = layout[a][1];
+            if (arrays[a] == null || w == 0) continue;
+            rows[a] = java.lang.reflect.Array.newInstance(arrays[a].getClass().getComponentType(), period * w);
+            for (int t = 0; t < period; t++) System.arraycopy(arrays[a], layout[a][0] + slot(source, t) * w, rows[a], t * w, w);
+        }
+        java.util.stream.IntStream.range(0, batch).parallel().forEach(b -> {
+            for (int a = 0; a < arrays.length; a++) {
+                int w = layout[a][1];
+                if (rows[a] == null) continue;
+                for (int t = 0; t < tokens; t++) {
+                    System.arraycopy(rows[a], ((t + 37 * b) % period) * w, arrays[a], layout[a][0] + (b * capacity + t) * w, w);
+                }
+            }
+        });
+        Arrays.fill(lengths, tokens);
+        version++;
+    }
+
     /** Every sequence id, in order (a contiguous cache's whole batch); throws if one is not present. */
     public int[] allSequences() {
         int[] ids = new int[batch];
