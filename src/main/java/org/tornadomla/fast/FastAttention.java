@@ -115,7 +115,7 @@ public final class FastAttention {
     }
 
     /** j·hp for j &lt; L: the offsets in Sᵀ of one head's scores for L consecutive rows (per thread, no allocation in a step). */
-    private static int[] gatherIndices(int hp) {
+    static int[] gatherIndices(int hp) {
         int[] idx = GATHER.get();
         if (idx[1] != hp) {
             for (int j = 0; j < L; j++) idx[j] = j * hp;

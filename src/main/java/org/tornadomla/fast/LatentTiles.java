@@ -65,6 +65,18 @@ final class LatentTiles {
         return 0;
     }
 
+    /**
+     * The latent rows of cache slots slots[from … from + n) (a sparse selection: any slots, in any order) as f32
+     * rows of width w in buf (row i at i·w), copied or decoded one slot at a time.
+     */
+    static void gather(float[] floats, short[] halves, byte[] bytes, int dtype, int[] slots, int from, int n, int w, int dc, float[] buf) {
+        for (int i = 0; i < n; i++) {
+            int s = slots[from + i];
+            if (dtype == CacheLayout.F32) System.arraycopy(floats, CacheLayout.valueIndex(s, 0, w), buf, i * w, w);
+            else decode(floats, halves, bytes, dtype, s, 1, w, dc, 0, w, buf, i);
+        }
+    }
+
     /** Decodes columns [c0, c1) of slots [slot, slot + n) (one block) of a quantised cache into buf rows row0 …. */
     private static void decode(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1,
                                float[] buf, int row0) {
