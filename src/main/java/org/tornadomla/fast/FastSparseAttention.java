@@ -37,7 +37,7 @@ public final class FastSparseAttention {
     /** Same arguments and results as {@link SparseAttention#sparseScores}. */
     public static void sparseScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                     int[] slots, float[] scores, int rows, int topk, int heads, int dn, int dr, int dc, float scale) {
-        int w = dc + dr, hp = Gemm.paddedHeads(heads), tileRows = FastAttention.TILE;
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), tileRows = FastAttention.TILE, ws = Gemm.tileStride(w);
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         int pieces = Parallel.piecesPerItem(rows);
         Parallel.forEach(rows * pieces, task -> {
@@ -49,13 +49,13 @@ public final class FastSparseAttention {
                 }
             }
             int tiles = (len + tileRows - 1) / tileRows, per = (tiles + pieces - 1) / pieces;
-            float[] buf = Vec.scratch(ROWS, tileRows * w);
+            float[] buf = Vec.scratch(ROWS, tileRows * ws);
             float[] st = Vec.scratch(ST, tileRows * hp);
             int[] rowsOfL = FastAttention.gatherIndices(hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * tileRows, n = Math.min(tileRows, len - j0);
-                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf);
-                Gemm.scores(qt, r * w * hp, hp, buf, 0, w, n, st, 0);
+                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf, ws);
+                Gemm.scores(qt, r * w * hp, hp, buf, 0, ws, w, n, st, 0);
                 FastAttention.transposeTile(st, hp, heads, n, scores, r * heads * topk + j0, topk, rowsOfL);
             }
         });
@@ -94,7 +94,7 @@ public final class FastSparseAttention {
     /** Same arguments and results as {@link SparseAttention#sparseValues}. */
     public static void sparseValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, int[] slots,
                                     float[] oLat, int rows, int topk, int heads, int dc, int dr) {
-        int w = dc + dr, pieces = Parallel.piecesPerItem(rows), size = heads * dc, tileRows = FastAttention.TILE;
+        int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc, tileRows = FastAttention.TILE;
         // as FastAttention.absorbedValues: each task its part of the selection, the parts' sums added at the end
         float[] part = pieces > 1 ? Vec.scratch(PART, rows * pieces * size) : null;
         Parallel.forEach(rows * pieces, task -> {
@@ -103,11 +103,11 @@ public final class FastSparseAttention {
             float[] out = part != null ? part : oLat;
             int o0 = part != null ? task * size : r * size;
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
-            float[] buf = Vec.scratch(ROWS, tileRows * w);
+            float[] buf = Vec.scratch(ROWS, tileRows * ws);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * tileRows, n = Math.min(tileRows, len - j0);
-                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf);
-                Gemm.values(probs, r * heads * topk + j0, topk, 1, heads, buf, 0, w, n, 0, dc, out, o0, dc);
+                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf, ws);
+                Gemm.values(probs, r * heads * topk + j0, topk, 1, heads, buf, 0, ws, n, 0, dc, out, o0, dc);
             }
         });
         if (part != null) {
@@ -127,7 +127,7 @@ public final class FastSparseAttention {
     public static void sparseSplitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                         int[] slots, float[] sTile, float[] oPart, float[] mlPart, int rows, int topk,
                                         int heads, int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
-        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE, ws = Gemm.tileStride(w);
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         Parallel.forEach(rows * numSplits, task -> {
             int r = task / numSplits, s = task % numSplits, len = used(slots, r, topk);
@@ -135,19 +135,19 @@ public final class FastSparseAttention {
             float[] acc = Vec.scratch(ACC, heads * dc);                  // O [heads, d_c], unnormalised
             float[] stats = Vec.scratch(STATS, 3 * hp);                  // m, l, alpha per head
             float[] st = Vec.scratch(ST, tile * hp);
-            float[] buf = Vec.scratch(ROWS, tile * w);
+            float[] buf = Vec.scratch(ROWS, tile * ws);
             java.util.Arrays.fill(acc, 0, heads * dc, 0f);
             java.util.Arrays.fill(stats, 0, 3 * hp, 0f);
             for (int j0 = lo, n; j0 < hi; j0 += n) {
                 n = Math.min(tile, hi - j0);
-                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf);
-                Gemm.scores(qt, r * w * hp, hp, buf, 0, w, n, st, 0);
+                LatentTiles.gather(kvFloats, kvHalves, kvBytes, dtype, slots, r * topk + j0, n, w, dc, buf, ws);
+                Gemm.scores(qt, r * w * hp, hp, buf, 0, ws, w, n, st, 0);
                 FastOnlineSoftmax.update(st, n, hp, stats, j0 == lo);
                 for (int h = 0; h < heads; h++) {
                     float alpha = stats[2 * hp + h];
                     if (alpha != 1f) Vec.scale(acc, h * dc, dc, alpha);
                 }
-                Gemm.values(st, 0, 1, hp, heads, buf, 0, w, n, 0, dc, acc, 0, dc);
+                Gemm.values(st, 0, 1, hp, heads, buf, 0, ws, n, 0, dc, acc, 0, dc);
             }
             for (int h = 0; h < heads; h++) {
                 int part = (r * heads + h) * numSplits + s;
