@@ -75,20 +75,25 @@ public final class FastIndexer {
             for (int tile = t0; tile < t1; tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
                 keysTransposed(indexKeys, indexScales, attnMeta, table, j0, n, dim, blockSize, kt, acc);
-                java.util.Arrays.fill(acc, 0, TILE, 0f);
-                int blocks = (n + BLOCK - 1) / BLOCK;             // positions past n are zero keys, never stored
-                for (int b = 0; b < blocks; b++) {
-                    int t = b * BLOCK, h = 0;
-                    for (; h + 2 <= heads; h += 2) heads2(qf, h * dim, dim, kt, t, w[w0 + h], w[w0 + h + 1], acc);
-                    if (h < heads) head1(qf, h * dim, dim, kt, t, w[w0 + h], acc);
-                }
-                int o = s0 + j0, j = 0;
-                for (; j <= n - L; j += L) {
-                    FloatVector.fromArray(F, acc, j).mul(FloatVector.fromArray(F, acc, TILE + j)).intoArray(scores, o + j);
-                }
-                for (; j < n; j++) scores[o + j] = acc[j] * acc[TILE + j];
+                scoreTile(qf, w, w0, heads, dim, kt, n, acc, scores, s0 + j0);
             }
         });
+    }
+
+    /** The scores of a tile's n positions (Kᵀ in kt, k's scales in acc[TILE …]) into scores[o …]. */
+    private static void scoreTile(float[] qf, float[] w, int w0, int heads, int dim, float[] kt, int n, float[] acc, float[] scores, int o) {
+        java.util.Arrays.fill(acc, 0, TILE, 0f);
+        int blocks = (n + BLOCK - 1) / BLOCK;             // positions past n are zero keys, never stored
+        for (int b = 0; b < blocks; b++) {
+            int t = b * BLOCK;
+            pairs(qf, w, w0, heads, dim, kt, t, acc);
+            if (heads % 2 == 1) head1(qf, (heads - 1) * dim, dim, kt, t, w[w0 + heads - 1], acc);
+        }
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector.fromArray(F, acc, j).mul(FloatVector.fromArray(F, acc, TILE + j)).intoArray(scores, o + j);
+        }
+        for (; j < n; j++) scores[o + j] = acc[j] * acc[TILE + j];
     }
 
     /**
@@ -108,27 +113,33 @@ public final class FastIndexer {
     }
 
     /**
-     * Heads h and h + 1 (queries at qf[qa], qf[qa + dim]) against positions [t, t + 4L) of the tile:
-     * acc[t…] += max(q_h·k, 0)·wa, then += max(q_{h+1}·k, 0)·wb, in that order.
+     * Every pair of heads h, h + 1 against positions [t, t + 4L) of the tile, in head order: acc[t…] +=
+     * max(q_h·k, 0)·w_h, then += max(q_{h+1}·k, 0)·w_{h+1}; 8 accumulators, per d 4 loads, 2 broadcasts, 8 FMAs. The
+     * loop over the pairs is in this method on purpose: where C2 inlined a 2-head kernel into the task's lambda, it
+     * fell back to the Vector API's Java code for the FMAs and allocated a vector per FMA (3-5× slower); a method
+     * this large is compiled on its own, as Gemm's micro-kernels are.
      */
-    private static void heads2(float[] qf, int qa, int dim, float[] kt, int t, float wa, float wb, float[] acc) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        int qb = qa + dim;
-        for (int d = 0; d < dim; d++) {
-            int k = d * TILE + t;
-            FloatVector k0 = FloatVector.fromArray(F, kt, k);
-            FloatVector k1 = FloatVector.fromArray(F, kt, k + L);
-            FloatVector k2 = FloatVector.fromArray(F, kt, k + 2 * L);
-            FloatVector k3 = FloatVector.fromArray(F, kt, k + 3 * L);
-            FloatVector x = FloatVector.broadcast(F, qf[qa + d]);
-            a0 = k0.fma(x, a0); a1 = k1.fma(x, a1); a2 = k2.fma(x, a2); a3 = k3.fma(x, a3);
-            FloatVector y = FloatVector.broadcast(F, qf[qb + d]);
-            b0 = k0.fma(y, b0); b1 = k1.fma(y, b1); b2 = k2.fma(y, b2); b3 = k3.fma(y, b3);
+    private static void pairs(float[] qf, float[] w, int w0, int heads, int dim, float[] kt, int t, float[] acc) {
+        for (int h = 0; h + 2 <= heads; h += 2) {
+            int qa = h * dim, qb = qa + dim;
+            float wa = w[w0 + h], wb = w[w0 + h + 1];
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            for (int d = 0; d < dim; d++) {
+                int k = d * TILE + t;
+                FloatVector k0 = FloatVector.fromArray(F, kt, k);
+                FloatVector k1 = FloatVector.fromArray(F, kt, k + L);
+                FloatVector k2 = FloatVector.fromArray(F, kt, k + 2 * L);
+                FloatVector k3 = FloatVector.fromArray(F, kt, k + 3 * L);
+                FloatVector x = FloatVector.broadcast(F, qf[qa + d]);
+                a0 = k0.fma(x, a0); a1 = k1.fma(x, a1); a2 = k2.fma(x, a2); a3 = k3.fma(x, a3);
+                FloatVector y = FloatVector.broadcast(F, qf[qb + d]);
+                b0 = k0.fma(y, b0); b1 = k1.fma(y, b1); b2 = k2.fma(y, b2); b3 = k3.fma(y, b3);
+            }
+            addWeighted(acc, t, a0, wa, b0, wb);
+            addWeighted(acc, t + L, a1, wa, b1, wb);
+            addWeighted(acc, t + 2 * L, a2, wa, b2, wb);
+            addWeighted(acc, t + 3 * L, a3, wa, b3, wb);
         }
-        addWeighted(acc, t, a0, wa, b0, wb);
-        addWeighted(acc, t + L, a1, wa, b1, wb);
-        addWeighted(acc, t + 2 * L, a2, wa, b2, wb);
-        addWeighted(acc, t + 3 * L, a3, wa, b3, wb);
     }
 
     /** One head (an odd head count's last) against positions [t, t + 4L). */
@@ -142,11 +153,10 @@ public final class FastIndexer {
             a2 = FloatVector.fromArray(F, kt, k + 2 * L).fma(x, a2);
             a3 = FloatVector.fromArray(F, kt, k + 3 * L).fma(x, a3);
         }
-        for (int i = 0; i < 4; i++) {
-            FloatVector a = i == 0 ? a0 : i == 1 ? a1 : i == 2 ? a2 : a3;
-            FloatVector s = FloatVector.fromArray(F, acc, t + i * L);
-            s.add(a.max(0f).mul(wa)).intoArray(acc, t + i * L);
-        }
+        FloatVector.fromArray(F, acc, t).add(a0.max(0f).mul(wa)).intoArray(acc, t);
+        FloatVector.fromArray(F, acc, t + L).add(a1.max(0f).mul(wa)).intoArray(acc, t + L);
+        FloatVector.fromArray(F, acc, t + 2 * L).add(a2.max(0f).mul(wa)).intoArray(acc, t + 2 * L);
+        FloatVector.fromArray(F, acc, t + 3 * L).add(a3.max(0f).mul(wa)).intoArray(acc, t + 3 * L);
     }
 
     /** acc[at…] = (acc + max(a, 0)·wa) + max(b, 0)·wb: a multiply and an add each, as the reference rounds them. */
