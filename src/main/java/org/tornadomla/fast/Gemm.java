@@ -38,6 +38,10 @@ import static org.tornadomla.fast.Vec.L;
  *   latency, about half the time of the other 60 by the arithmetic): alone on one core s8x3 269 GFLOP/s (233
  *   before), 16 heads 226 (133).</li>
  *   <li>values of up to 16 heads in groups of 8 (v8x3, v8x2) instead of 6 + 6 + 2 + 2.</li>
+ *   <li>no width but 576 is slow: rows wider than {@link #ROW} go through the micro-kernels in column chunks
+ *   (before, a row at a time: 2.4× the time per byte of a 576 row, 1.1× after, GeometryTasks in
+ *   docs/benchmarks.md), and a quantised or gathered tile of narrower rows is decoded at the stride ROW
+ *   ({@link #tileStride}) instead of decoded, then copied.</li>
  * </ol>
  */
 final class Gemm {

@@ -15,7 +15,7 @@ import org.tornadomla.kernels.Softmax;
  * each micro-kernel of {@link Gemm}: head counts that fill 4, 2 and 1 vectors and leave odd heads (3 … 136),
  * contexts that leave rows over after the 8- and 16-row blocks and end inside a tile, latent widths that
  * are not a multiple of the 64-dim value blocks, DeepSeek's 512 + 64 (the rows the score kernels read in
- * place) and one wider, every cache dtype, two sequences of different lengths.
+ * place), MiniCPM3's 256 + 32 and two wider (column chunks), every cache dtype, two sequences of different lengths.
  * Relative error ≤ 1e-4 (the sums are taken in another order).
  */
 class FastKernelsTest {

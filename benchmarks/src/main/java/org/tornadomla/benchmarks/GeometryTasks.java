@@ -24,7 +24,7 @@ import java.util.SplittableRandom;
  * what reads the latent rows; absorb_q and unabsorb_v stream kv_b_proj, whose size depends on d_n and d_v, and are
  * left out), per cached token and per byte of latent row read. Not JMH: the geometries take turns in rounds of 5
  * steps after a warm-up, and the median of each is printed (a disturbance of a shared machine hits all of them).
- * A geometry is {@code d_c+d_r/H} (d_n = d_v = 128) or a preset name (its heads and widths).
+ * A geometry is {@code d_c+d_r/H} (d_n = d_v = 128) or a preset name (its heads and widths; a sparse preset's dense core).
  *
  * <pre>
  * java --add-modules jdk.incubator.vector -Xmx12g -cp benchmarks/target/benchmarks.jar org.tornadomla.benchmarks.GeometryTasks \
@@ -91,7 +91,7 @@ public final class GeometryTasks {
     }
 
     static MlaConfig config(String name) {
-        if (!name.contains("/")) return MlaConfig.preset(name);
+        if (!name.contains("/")) return MlaConfig.preset(name).withIndexer(null);     // the dense attention core (no indexer)
         String[] p = name.split("[+/]");
         int dc = Integer.parseInt(p[0]), dr = Integer.parseInt(p[1]), h = Integer.parseInt(p[2]);
         return new MlaConfig(1024, h, 0, dc, 128, dr, 128, 10000, 1e-6, 1 << 20, 1, null);
