@@ -116,7 +116,7 @@ public final class FastIndexer {
      * Every pair of heads h, h + 1 against positions [t, t + 4L) of the tile, in head order: acc[t…] +=
      * max(q_h·k, 0)·w_h, then += max(q_{h+1}·k, 0)·w_{h+1}; 8 accumulators, per d 4 loads, 2 broadcasts, 8 FMAs. The
      * loop over the pairs is in this method on purpose: where C2 inlined a 2-head kernel into the task's lambda, it
-     * fell back to the Vector API's Java code for the FMAs and allocated a vector per FMA (3-5× slower); a method
+     * fell back to the Vector API's Java code for the FMAs and allocated a vector per FMA (3-4× slower); a method
      * this large is compiled on its own, as Gemm's micro-kernels are.
      */
     private static void pairs(float[] qf, float[] w, int w0, int heads, int dim, float[] kt, int t, float[] acc) {
