@@ -94,28 +94,28 @@ public final class FastAttention {
     public static void absorbedScores(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
                                       float[] scores, int[] attnMeta, int rows, int capacity, int blockSize, int heads,
                                       int dn, int dr, int dc, float scale) {
-        int w = dc + dr, hp = Gemm.paddedHeads(heads);
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), ws = Gemm.tileStride(w);
         float[] qt = packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         int pieces = Parallel.piecesPerItem(rows);
         Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
             int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
-            float[] buf = Vec.scratch(ROWS, TILE * w);
+            float[] buf = Vec.scratch(ROWS, TILE * ws);
             float[] st = Vec.scratch(ST, TILE * hp);
             int[] rowsOfL = gatherIndices(hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
-                float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
-                Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
+                boolean inPlace = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize);
+                Gemm.scores(qt, r * w * hp, hp, inPlace ? kvFloats : buf, off, inPlace ? w : ws, w, n, st, 0);
                 transposeTile(st, hp, heads, n, scores, r * heads * capacity + j0, capacity, rowsOfL);
             }
         });
     }
 
     /** j·hp for j &lt; L: the offsets in Sᵀ of one head's scores for L consecutive rows (per thread, no allocation in a step). */
-    private static int[] gatherIndices(int hp) {
+    static int[] gatherIndices(int hp) {
         int[] idx = GATHER.get();
         if (idx[1] != hp) {
             for (int j = 0; j < L; j++) idx[j] = j * hp;
@@ -173,7 +173,7 @@ public final class FastAttention {
 
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                       int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr) {
-        int w = dc + dr, pieces = Parallel.piecesPerItem(rows), size = heads * dc;
+        int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
         // dim; with several parts per token row their sums are added at the end
         float[] part = pieces > 1 ? Vec.scratch(PART, rows * pieces * size) : null;
@@ -184,17 +184,18 @@ public final class FastAttention {
             float[] out = part != null ? part : oLat;
             int o0 = part != null ? task * size : r * size;
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
-            float[] buf = Vec.scratch(ROWS, TILE * w);
+            float[] buf = Vec.scratch(ROWS, TILE * ws);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
+                int stride = src == kvFloats ? w : ws;
                 // P read in place, a head's row capacity numbers after the last (version 4);
                 // the values walk the tile by 64-column blocks, 64 rows 2304 bytes apart each: read from memory in
                 // that order the prefetchers do not keep up, so a tile read in place is first touched in order
                 // (version 6)
                 if (src == kvFloats) Vec.touch(src, off, off + n * w);
-                Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, w, n, 0, dc, out, o0, dc);
+                Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
             }
         });
         if (part != null) {

@@ -7,10 +7,13 @@ import org.tornadomla.graph.KernelTable;
 import org.tornadomla.kernels.Absorb;
 import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.Dequantize;
+import org.tornadomla.kernels.Indexer;
 import org.tornadomla.kernels.NaiveAttention;
 import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Projections;
 import org.tornadomla.kernels.Softmax;
+import org.tornadomla.kernels.SparseAttention;
+import org.tornadomla.kernels.TopK;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -23,7 +26,8 @@ import java.util.concurrent.ForkJoinTask;
 /**
  * Runs a kernel graph on the JVM with the Vector API kernel families of this package (multi-threaded,
  * vectorised: {@link FastProjections}, {@link FastAbsorb}, {@link FastAttention}, {@link FastOnlineSoftmax},
- * {@link FastNaive}, and {@link WeightKernels} for bf16 and FP8 weights) in place of the
+ * {@link FastNaive}, {@link FastIndexer} and {@link FastSparseAttention} for DeepSeek-V3.2's sparse attention, and
+ * {@link WeightKernels} for bf16 and FP8 weights) in place of the
  * reference kernels paired with them ({@link #kernels()}), and the reference kernels for the rest (the cheap
  * ones: norms, RoPE, cache append). Results match the reference within float rounding (the sums are taken
  * in another order).
@@ -52,6 +56,13 @@ public final class FastExecutor extends JvmExecutor {
                 .pair(NaiveAttention::decompress, FastNaive::decompress)
                 .pair(NaiveAttention::naiveScores, FastNaive::naiveScores)
                 .pair(NaiveAttention::naiveValues, FastNaive::naiveValues)
+                // DeepSeek-V3.2's sparse attention: the indexer's scores and top-k (bit for bit), the gathers
+                .pair(Indexer::cachedScores, FastIndexer::cachedScores)
+                .pair(TopK::selectTopK, FastIndexer::selectTopK)
+                .pair(SparseAttention::sparseScores, FastSparseAttention::sparseScores)
+                .pair(SparseAttention::sparseSoftmax, FastSparseAttention::sparseSoftmax)
+                .pair(SparseAttention::sparseValues, FastSparseAttention::sparseValues)
+                .pair(SparseAttention::sparseSplitTiles, FastSparseAttention::sparseSplitTiles)
                 // bf16 and block-scaled FP8 weights (WeightKernels)
                 .pair(Projections::matVecBf16, WeightKernels::matVecBf16)
                 .pair(Projections::matMulBf16, WeightKernels::matMulBf16)

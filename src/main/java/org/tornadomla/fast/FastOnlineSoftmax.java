@@ -41,7 +41,7 @@ public final class FastOnlineSoftmax {
     public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile,
                                   float[] oPart, float[] mlPart, int[] attnMeta, int rows, int blockSize, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
-        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE;
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE, ws = Gemm.tileStride(w);
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         Parallel.forEach(rows * numSplits, task -> {
             int r = task / numSplits, s = task % numSplits;
@@ -50,23 +50,24 @@ public final class FastOnlineSoftmax {
             float[] acc = Vec.scratch(ACC, heads * dc);                  // O [heads, d_c], unnormalised
             float[] stats = Vec.scratch(STATS, 3 * hp);                  // m, l, alpha per head
             float[] st = Vec.scratch(ST, tile * hp);
-            float[] buf = Vec.scratch(ROWS, tile * w);
+            float[] buf = Vec.scratch(ROWS, tile * ws);
             java.util.Arrays.fill(acc, 0, heads * dc, 0f);
             java.util.Arrays.fill(stats, 0, 3 * hp, 0f);
             // tiles aligned to multiples of TILE (the first one shorter): with blocks of a multiple of TILE tokens
             // (64, FlashMLA's page) no tile crosses a block, and an f32 cache is read in place
             for (int j0 = lo, n; j0 < hi; j0 += n) {
                 n = Math.min(tile - j0 % tile, hi - j0);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && FastAttention.inOneBlock(j0, n, blockSize) ? kvFloats : buf;
+                int stride = src == kvFloats ? w : ws;
                 if (src == kvFloats) Vec.touch(src, off, off + n * w);     // in order first, as FastAttention's values do
-                Gemm.scores(qt, r * w * hp, hp, src, off, w, n, st, 0);
+                Gemm.scores(qt, r * w * hp, hp, src, off, stride, w, n, st, 0);
                 update(st, n, hp, stats, j0 == lo);
                 for (int h = 0; h < heads; h++) {
                     float alpha = stats[2 * hp + h];
                     if (alpha != 1f) Vec.scale(acc, h * dc, dc, alpha);
                 }
-                Gemm.values(st, 0, 1, hp, heads, src, off, w, n, 0, dc, acc, 0, dc);
+                Gemm.values(st, 0, 1, hp, heads, src, off, stride, n, 0, dc, acc, 0, dc);
             }
             for (int h = 0; h < heads; h++) {
                 int part = (r * heads + h) * numSplits + s;

@@ -38,6 +38,10 @@ import static org.tornadomla.fast.Vec.L;
  *   latency, about half the time of the other 60 by the arithmetic): alone on one core s8x3 269 GFLOP/s (233
  *   before), 16 heads 226 (133).</li>
  *   <li>values of up to 16 heads in groups of 8 (v8x3, v8x2) instead of 6 + 6 + 2 + 2.</li>
+ *   <li>no width but 576 is slow: rows wider than {@link #ROW} go through the micro-kernels in column chunks
+ *   (before, a row at a time: 2.4× the time per byte of a 576 row, 1.1× after, GeometryTasks in
+ *   docs/benchmarks.md), and a quantised or gathered tile of narrower rows is decoded at the stride ROW
+ *   ({@link #tileStride}) instead of decoded, then copied.</li>
  * </ol>
  */
 final class Gemm {
@@ -73,27 +77,62 @@ final class Gemm {
      * 8 or 16 rows of a block. With the stride a variable, C2 kept one register per row, ran out and moved the
      * offsets through vector registers inside the loop (alone on one Zen 5 core: 16 rows × 1 head vector 133
      * GFLOP/s against 226 with the constant, 8 rows × 3 head vectors 233 against 269). Narrower rows are
-     * copied to this stride first; wider ones (no such model) go a row at a time.
+     * copied to this stride first; wider ones go in column chunks of this width (version 6).
      */
     static final int ROW = 576;
     private static final ThreadLocal<float[]> AT_ROW = ThreadLocal.withInitial(() -> new float[0]);
+
+    /**
+     * The row stride of a tile copied or decoded for the kernels: {@link #ROW} for rows up to that width (the score
+     * kernels then read the tile where it lies, and the values kernels take any stride), else the width.
+     */
+    static int tileStride(int w) {
+        return w <= ROW ? ROW : w;
+    }
 
     /**
      * st[s0 + j·hp + h] = Σ_c qt[q0 + c·hp + h]·k[off + j·w + c] for rows j &lt; n and heads h &lt; hp (hp a multiple
      * of L; qt from q0 is [w, hp], k rows are w apart).
      */
     static void scores(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
-        int vecs = hp / L, j = 0;
-        if (w > ROW) {
-            for (; j < n; j++) scoresRow(qt, hp, q0, vecs, k, off + j * w, w, st, s0 + j * hp);
+        scores(qt, q0, hp, k, off, w, w, n, st, s0);
+    }
+
+    /**
+     * {@link #scores(float[], int, int, float[], int, int, int, float[], int)} over rows {@code stride} numbers apart
+     * (stride ≥ w): rows at the stride {@link #ROW} are read where they lie, others are copied to it first
+     * ({@link LatentTiles} decodes a quantised tile at that stride, so that it is copied once). Rows wider than ROW
+     * go in column chunks of ROW, each chunk's scores added to the last: the micro-kernels at any width.
+     */
+    static void scores(float[] qt, int q0, int hp, float[] k, int off, int stride, int w, int n, float[] st, int s0) {
+        if (w <= ROW) {
+            if (stride != ROW) {
+                float[] wide = Vec.scratch(AT_ROW, n * ROW);
+                for (int r = 0; r < n; r++) System.arraycopy(k, off + r * stride, wide, r * ROW, w);
+                k = wide;
+                off = 0;
+            }
+            atRow(qt, q0, hp, k, off, w, n, st, s0);
             return;
         }
-        if (w < ROW) {
-            float[] wide = Vec.scratch(AT_ROW, n * ROW);
-            for (int r = 0; r < n; r++) System.arraycopy(k, off + r * w, wide, r * ROW, w);
-            k = wide;
-            off = 0;
+        float[] wide = Vec.scratch(AT_ROW, n * ROW), part = Vec.scratch(CHUNK, n * hp);
+        for (int c0 = 0; c0 < w; c0 += ROW) {
+            int cw = Math.min(ROW, w - c0);
+            for (int r = 0; r < n; r++) System.arraycopy(k, off + r * stride + c0, wide, r * ROW, cw);
+            if (c0 == 0) {
+                atRow(qt, q0, hp, wide, 0, cw, n, st, s0);
+            } else {
+                atRow(qt, q0 + c0 * hp, hp, wide, 0, cw, n, part, 0);
+                Vec.axpy(1f, part, 0, st, s0, n * hp);
+            }
         }
+    }
+
+    private static final ThreadLocal<float[]> CHUNK = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** The micro-kernels over n rows at the stride {@link #ROW}, w ≤ ROW columns each. */
+    private static void atRow(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
+        int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
             for (; j + 16 <= n; j += 16) s16x1(qt, hp, q0, k, off + j * ROW, w, st, s0 + j * hp);

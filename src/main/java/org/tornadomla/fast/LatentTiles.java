@@ -35,41 +35,55 @@ final class LatentTiles {
      */
     static int rows(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1, float[] buf) {
         if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, c0, w);
-        decode(floats, halves, bytes, dtype, slot, n, w, dc, c0, c1, buf, 0);
+        decode(floats, halves, bytes, dtype, slot, n, w, dc, c0, c1, buf, 0, w);
         return c0;
     }
 
     /**
      * Positions [j0, j0 + n) of the sequence whose block table starts at attnMeta[table] as f32 rows of width
      * w: the cache itself when they are an f32 cache's rows inside one block (the index of position j0's first
-     * number is returned), else copied or decoded into buf run by run, each run inside one block (index 0 of
-     * buf is returned). With tiles that do not cross a block boundary an f32 cache is never copied.
+     * number is returned; rows w apart), else copied or decoded into buf run by run, each run inside one block, rows
+     * {@code stride} apart (index 0 of buf is returned; stride ≥ w: {@link Gemm#tileStride}, so that the score
+     * kernels read the tile where it lies). With tiles that do not cross a block boundary an f32 cache is never copied.
      */
     static int tile(float[] floats, short[] halves, byte[] bytes, int dtype, int[] attnMeta, int table, int j0, int n, int blockSize,
-                    int w, int dc, float[] buf) {
+                    int w, int dc, float[] buf, int stride) {
         int slot = CacheLayout.slot(attnMeta, table, j0, blockSize);
         if (j0 % blockSize + n <= blockSize) {
             if (dtype == CacheLayout.F32) return CacheLayout.valueIndex(slot, 0, w);
-            decode(floats, halves, bytes, dtype, slot, n, w, dc, 0, w, buf, 0);
+            decode(floats, halves, bytes, dtype, slot, n, w, dc, 0, w, buf, 0, stride);
             return 0;
         }
         for (int j = j0; j < j0 + n; ) {
             int run = Math.min(j0 + n - j, blockSize - j % blockSize), s = CacheLayout.slot(attnMeta, table, j, blockSize);
             if (dtype == CacheLayout.F32) {
-                System.arraycopy(floats, CacheLayout.valueIndex(s, 0, w), buf, (j - j0) * w, run * w);
+                for (int t = 0; t < run; t++) System.arraycopy(floats, CacheLayout.valueIndex(s + t, 0, w), buf, (j - j0 + t) * stride, w);
             } else {
-                decode(floats, halves, bytes, dtype, s, run, w, dc, 0, w, buf, j - j0);
+                decode(floats, halves, bytes, dtype, s, run, w, dc, 0, w, buf, j - j0, stride);
             }
             j += run;
         }
         return 0;
     }
 
-    /** Decodes columns [c0, c1) of slots [slot, slot + n) (one block) of a quantised cache into buf rows row0 …. */
+    /**
+     * The latent rows of cache slots slots[from … from + n) (a sparse selection: any slots, in any order) as f32
+     * rows of width w in buf (row i at i·stride), copied or decoded one slot at a time.
+     */
+    static void gather(float[] floats, short[] halves, byte[] bytes, int dtype, int[] slots, int from, int n, int w, int dc, float[] buf,
+                       int stride) {
+        for (int i = 0; i < n; i++) {
+            int s = slots[from + i];
+            if (dtype == CacheLayout.F32) System.arraycopy(floats, CacheLayout.valueIndex(s, 0, w), buf, i * stride, w);
+            else decode(floats, halves, bytes, dtype, s, 1, w, dc, 0, w, buf, i, stride);
+        }
+    }
+
+    /** Decodes columns [c0, c1) of slots [slot, slot + n) (one block) of a quantised cache into buf rows row0 … (stride apart). */
     private static void decode(float[] floats, short[] halves, byte[] bytes, int dtype, int slot, int n, int w, int dc, int c0, int c1,
-                               float[] buf, int row0) {
+                               float[] buf, int row0, int stride) {
         for (int t = 0; t < n; t++) {
-            int s = slot + t, to = (row0 + t) * w;
+            int s = slot + t, to = (row0 + t) * stride;
             if (dtype == CacheLayout.BF16) {
                 int from = CacheLayout.valueIndex(s, 0, w), i = c0;
                 for (; i <= c1 - L; i += L) Vec.bf16(halves, from + i).intoArray(buf, to + i);

@@ -15,7 +15,7 @@ import org.tornadomla.kernels.Softmax;
  * each micro-kernel of {@link Gemm}: head counts that fill 4, 2 and 1 vectors and leave odd heads (3 … 136),
  * contexts that leave rows over after the 8- and 16-row blocks and end inside a tile, latent widths that
  * are not a multiple of the 64-dim value blocks, DeepSeek's 512 + 64 (the rows the score kernels read in
- * place) and one wider, every cache dtype, two sequences of different lengths.
+ * place), MiniCPM3's 256 + 32 and two wider (column chunks), every cache dtype, two sequences of different lengths.
  * Relative error ≤ 1e-4 (the sums are taken in another order).
  */
 class FastKernelsTest {
@@ -40,14 +40,18 @@ class FastKernelsTest {
     }
 
     @Test
-    void deepSeeksLatentRowIsReadInPlaceAndWiderRowsARowAtATime() {
+    void deepSeeksLatentRowIsReadInPlaceNarrowerOnesAtItsStrideAndWiderOnesInChunks() {
         // d_c + d_r = 576, Gemm.ROW: the score kernels' constant stride, the rows read where they lie (f32) or
-        // decoded at that stride; 592 is wider than the kernels take
+        // decoded at that stride; 288 (MiniCPM3's 256 + 32) decoded or copied to it; 592 and 1088 are wider than
+        // ROW: column chunks of 576 (and 16 or 512), their scores added
         for (int heads : new int[] {1, 16, 17, 48, 128}) {
             for (CacheDtype dt : CacheDtype.values()) check(heads, 512, 64, dt, 150, 2, 2);
         }
-        check(16, 528, 64, CacheDtype.F32, 150, 2, 2);
-        check(40, 528, 64, CacheDtype.BF16, 150, 1, 1);
+        for (CacheDtype dt : CacheDtype.values()) {
+            check(40, 256, 32, dt, 150, 2, 2);
+            check(16, 528, 64, dt, 150, 2, 2);
+            check(40, 1024, 64, dt, 150, 1, 1);
+        }
     }
 
     private static void check(int heads, int dc, CacheDtype dt, int cap, int B, int T) {
