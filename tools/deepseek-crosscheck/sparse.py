@@ -99,6 +99,12 @@ CASES = {
                        max_position_embeddings=4096, num_hidden_layers=1, rope_scaling=None,
                        index_n_heads=4, index_head_dim=128, index_topk=16, scale_fmt="ue8m0"),
               B=2, T=40, D=3, seed=808, bf16=False, fp8=False),   # kv_lora_rank 64: no 128-blocks for an fp8 cache
+    # case h with indexer_rope_interleave: the project's interleaved option against model.py as fetched (no patch)
+    "hi": dict(cfg=dict(hidden_size=256, num_attention_heads=4, q_lora_rank=64, kv_lora_rank=64, qk_nope_head_dim=32,
+                        qk_rope_head_dim=16, v_head_dim=32, rope_theta=10000.0, rms_norm_eps=1e-6,
+                        max_position_embeddings=4096, num_hidden_layers=1, rope_scaling=None,
+                        index_n_heads=8, index_head_dim=128, index_topk=16, scale_fmt="ue8m0", indexer_rope_interleave=True),
+               B=2, T=40, D=3, seed=818, bf16=False, fp8=False, must="v32"),
     # V3.2's latent widths, q_lora_rank, YaRN factor 40 and indexer (64 x 128); 16 heads, hidden 1024; BF16 weights
     "i": dict(cfg=dict(hidden_size=1024, num_attention_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                        qk_rope_head_dim=64, v_head_dim=128, rope_theta=10000.0, rms_norm_eps=1e-6,
@@ -242,7 +248,7 @@ def out_diff(j, ref, outs, skip):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--main", default=os.path.abspath(os.path.join(HERE, "..", "..")))
-    ap.add_argument("--cases", default="h,i")
+    ap.add_argument("--cases", default="h,hi,i")
     ap.add_argument("--skip-java", action="store_true")
     ap.add_argument("--mla-args", default="", help="extra ./mla run-layer options, e.g. '--backend java-fast'")
     ap.add_argument("--paths", default=",".join(PATHS))
@@ -283,6 +289,7 @@ def main():
                 if r.returncode != 0:
                     print("FAILED:", " ".join(cmd), "\n", r.stdout, r.stderr); failed = True; continue
                 j = st.load(of)
+                must_ref = spec.get("must", "v32-fix") if dt == "f32" else "fp8kv"
                 ref_names = ["v32-fix", "v32", "no-hadamard"] if dt == "f32" else ["fp8kv", "v32-fix"]
                 for rv in ref_names:
                     ref, sel, scores = refs[rv]
@@ -299,16 +306,17 @@ def main():
                         row["sets"] = f"{nrows - len(bad) - len(tie_diff)}/{nrows}"
                         row["ties"] = f"{ties}/{len(tie_diff)}"
                         row["nbad"] = len(bad)
-                        if rv in ("v32-fix", "fp8kv"):
+                        if rv == must_ref:
                             for b_ in tie_diff: print(f"  {rv}: tie at the k-th score, sets differ among equal scores:", b_)
                             for b_ in bad[:5]: print(f"  {rv}: selection differs:", b_)
                     rows_out.append(row)
-                    must = rv == ("v32-fix" if dt == "f32" else "fp8kv")
+                    must = rv == must_ref
                     if must:
                         tol = 1e-4
                         ok = row["out"] <= tol and row["kv"] <= tol and row["pe"] <= tol
                         if "sets" in row: ok = ok and row["kcodes"] == 0 and row["kscale"] == 0 and row["nbad"] == 0
                         if not ok: failed = True; print("  MISMATCH", row)
+    print("must match: model.py v32-fix (f32 cache), fp8kv (fp8 cache); case hi (indexer_rope_interleave): v32 as fetched")
     print(f"\n{'case':4} {'path':9} {'cache':5} {'model.py':12} {'max(out)':>9} {'kv_cache':>9} {'pe_cache':>9} {'kv≠':>5} {'k codes≠':>8} {'k scale':>8} {'sets equal':>11} {'ties/differ':>11}")
     print("(max(out) leaves out the output rows whose selection differs only by a tie; kv≠: kv_cache entries off by > 1e-6)")
     for r in rows_out:
