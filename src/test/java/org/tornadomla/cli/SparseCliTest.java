@@ -78,10 +78,15 @@ class SparseCliTest {
             CliTest.Run r = CliTest.mla(args);
             assertEquals(0, r.code(), r.err());
             MlaLayer layer = new MlaLayer(w);
+            org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class, layer::lastSelection, "no step yet");
             LatentCache cache = layer.newCache(B, T + 1, CacheDtype.F32);
             layer.prefill(cache, x, T, AttentionPath.ABSORBED);
             layer.decode(cache, x1, AttentionPath.ABSORBED);
             int[] decodeSel = layer.lastSelection();
+            LatentCache denseCache = layer.newCache(B, T, CacheDtype.F32);
+            layer.prefill(denseCache, x, T, AttentionOptions.of(AttentionPath.ABSORBED).withDense(true));
+            org.tornadomla.MlaException e = org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class, layer::lastSelection);
+            assertTrue(e.getMessage().contains("attended densely"), e.getMessage());
             try (SafeTensorsFile o = SafeTensorsFile.open(out)) {
                 float[] sel = o.readFloats("selected_prefill", B, T, k);
                 byte[] codes = o.readBytes("index_k_cache", DType.F8_E4M3);
