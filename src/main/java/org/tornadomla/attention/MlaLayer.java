@@ -77,6 +77,9 @@ public final class MlaLayer implements AutoCloseable {
     private final float[] invFreq;
     private final float cosSinScale;
     private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
+    /** The last step run and its token rows (for {@link #lastSelection()}). */
+    private Step lastStep;
+    private int lastRows;
     /** Held by a step, a graph lookup and close(): a close() from another thread waits for the running step. */
     private final Object lock = new Object();
 
@@ -339,6 +342,30 @@ public final class MlaLayer implements AutoCloseable {
         executor.execute(step.graph);
         System.arraycopy(step.y, 0, y, 0, y.length);
         storage.commit(appends);
+        lastStep = step;
+        lastRows = total;
+    }
+
+    /**
+     * The positions the indexer selected in this layer's last step, for checks against another implementation
+     * ({@code ./mla run-layer --write-indices}): [rows, k] with rows the step's token rows in x's order and
+     * k = min(index_topk, the cache's capacity), each row's positions in increasing order, −1 after (a row at
+     * position p has min(index_topk, p + 1)). Read from the host's copy of the step's buffers, so only on an
+     * executor that runs on the JVM's arrays ({@link JvmExecutor}: java-reference, java-fast); refused on
+     * TornadoVM (the selection stays on the device), for a dense config or option, and before any step.
+     */
+    public int[] lastSelection() {
+        synchronized (lock) {
+            if (!c.sparse()) throw new MlaException("lastSelection: the layer's config is dense (no indexer selects positions)");
+            if (!(executor instanceof JvmExecutor)) {
+                throw new MlaException("lastSelection reads the selection from the host's arrays; on " + executor.device()
+                        + " it stays on the device (use java-reference or java-fast)");
+            }
+            if (lastStep == null) throw new MlaException("lastSelection: the layer has run no step yet");
+            if (lastStep.selected == null) throw new MlaException("lastSelection: the last step attended densely (AttentionOptions.dense), selecting nothing");
+            int k = lastStep.selected.length / (lastStep.x.length / c.hiddenSize());
+            return java.util.Arrays.copyOf(lastStep.selected, lastRows * k);
+        }
     }
 
     /**
@@ -410,8 +437,8 @@ public final class MlaLayer implements AutoCloseable {
         }
     }
 
-    /** A built graph with the host buffers the layer fills (x, attnMeta) and reads (y). */
-    private record Step(KernelGraph graph, float[] x, int[] attnMeta, float[] y) {
+    /** A built graph with the host buffers the layer fills (x, attnMeta) and reads (y), and the indexer's selection (null: none). */
+    private record Step(KernelGraph graph, float[] x, int[] attnMeta, float[] y, int[] selected) {
     }
 
     /**
@@ -473,7 +500,7 @@ public final class MlaLayer implements AutoCloseable {
 
         // 5. output projection
         w.o().project(g, "o_proj", o, y, rows);
-        return new Step(g, x, attnMeta, y);
+        return new Step(g, x, attnMeta, y, selected);
     }
 
     /** Index positions kept per row: index_topk, at most the capacity (a row never sees more positions). */
@@ -731,6 +758,7 @@ public final class MlaLayer implements AutoCloseable {
         synchronized (lock) {
             for (Step s : steps.values()) executor.release(s.graph);
             steps.clear();
+            lastStep = null;
         }
     }
 }

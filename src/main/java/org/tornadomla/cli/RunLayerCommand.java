@@ -1,6 +1,7 @@
 package org.tornadomla.cli;
 
 import org.tornadomla.cache.PagedCacheSpec;
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
@@ -80,6 +81,13 @@ public final class RunLayerCommand implements Callable<Integer> {
             + "indexer's top-k positions, to compare the two (docs/sparse-attention.md)")
     boolean dense;
 
+    @Option(names = "--write-indices", description = "for a sparse config: also write the indexer's selected positions, "
+            + "selected_prefill [B,T,k] (variable-length: selected_prefill.<b> [T_b,k]) and selected_decode_<k> [B,1,k] "
+            + "(F32 holding integers, each row's positions increasing, -1 after; k = min(index_topk, capacity)), and its key "
+            + "cache index_k_cache [B,S,index_head_dim] (F8_E4M3 codes) and index_k_scale_cache [B,S,index_head_dim/128] "
+            + "(variable-length: .<b> per sequence); java-reference and java-fast backends only")
+    boolean writeIndices;
+
     @picocli.CommandLine.Mixin
     KernelOptions kernel;
 
@@ -97,8 +105,15 @@ public final class RunLayerCommand implements Callable<Integer> {
         // everything that does not need the weights is checked before they load (a V3 layer takes seconds)
         if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (dense && !cfg.sparse()) throw new MlaException("--dense is for a sparse config (index_topk in config.json); " + config + " is dense MLA already");
+        if (writeIndices && !cfg.sparse()) throw new MlaException("--write-indices is for a sparse config (index_topk in config.json); " + config + " is dense MLA");
+        if (writeIndices && dense) throw new MlaException("--write-indices with --dense: a dense run selects no positions");
         Input in = read(input, cfg);
         GraphExecutor executor = kernel.executor(out);
+        if (writeIndices && !(executor instanceof org.tornadomla.graph.JvmExecutor)) {
+            executor.close();
+            throw new MlaException("--write-indices reads the selection from the JVM's arrays: use --backend java-reference or java-fast, not "
+                    + executor.device() + " (the selection stays on the device)");
+        }
         try {
             MlaWeights w;
             Set<DType> stored = new TreeSet<>();
@@ -296,6 +311,7 @@ public final class RunLayerCommand implements Callable<Integer> {
             writer.add("prefill_output", new long[] {batch, t, d}, in.uniform() && !paged
                     ? mla.forward(cache, in.prompts().get(0), t, opt)
                     : mla.forward(cache, in.prompts().get(0), ids, in.lengths(), opt));
+            if (writeIndices) addSelection(writer, "selected_prefill", mla.lastSelection(), new long[] {batch, t});
         } else {
             // one variable-length step with every prompt, cu_seqlens order
             float[] x = new float[Memory.arrayLength((long) Arrays.stream(in.lengths()).asLongStream().sum() * d, "the prompts")];
@@ -304,12 +320,20 @@ public final class RunLayerCommand implements Callable<Integer> {
             for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * d, b++) {
                 writer.add("prefill_output." + b, new long[] {in.lengths()[b], d}, Arrays.copyOfRange(y, at, at + in.lengths()[b] * d));
             }
+            if (writeIndices) {
+                int[] sel = mla.lastSelection();
+                int k = sel.length / Arrays.stream(in.lengths()).sum();
+                for (int b = 0, at = 0; b < batch; at += in.lengths()[b] * k, b++) {
+                    addSelection(writer, "selected_prefill." + b, Arrays.copyOfRange(sel, at, at + in.lengths()[b] * k), new long[] {in.lengths()[b]});
+                }
+            }
         }
         out.printf("  prefill: %.1f ms%n", (System.nanoTime() - t0) / 1e6);
         for (int k = 0; k < steps; k++) {
             long t = System.nanoTime();
             float[] y = in.uniform() && !paged ? mla.forward(cache, in.decodes().get(k), 1, opt) : mla.forward(cache, in.decodes().get(k), ids, ones, opt);
             writer.add("decode_output_" + k, new long[] {batch, 1, d}, y);
+            if (writeIndices) addSelection(writer, "selected_decode_" + k, mla.lastSelection(), new long[] {batch, 1});
             out.printf("  decode %d/%d: %.1f ms%n", k + 1, steps, (System.nanoTime() - t) / 1e6);
         }
         int dc = cfg.kvLoraRank(), dr = cfg.qkRopeHeadDim();
@@ -323,14 +347,45 @@ public final class RunLayerCommand implements Callable<Integer> {
             }
             writer.add("kv_cache", new long[] {batch, s, dc}, kv);
             writer.add("pe_cache", new long[] {batch, s, dr}, pe);
+            if (writeIndices) {
+                int di = cfg.indexer().headDim(), sc = cfg.indexer().blocks();
+                byte[] codes = new byte[Memory.arrayLength((long) batch * s * di, "index_k_cache")];
+                float[] scales = new float[batch * s * sc];
+                for (int b = 0; b < batch; b++) {
+                    CacheStorage.IndexKeys keys = CacheStorage.of(cache).indexKeys(ids[b]);
+                    System.arraycopy(keys.codes(), 0, codes, b * s * di, s * di);
+                    System.arraycopy(keys.scales(), 0, scales, b * s * sc, s * sc);
+                }
+                writer.addBytes("index_k_cache", DType.F8_E4M3, new long[] {batch, s, di}, codes);
+                writer.add("index_k_scale_cache", new long[] {batch, s, sc}, scales);
+            }
         } else {
             for (int b = 0; b < batch; b++) {
                 writer.add("kv_cache." + b, new long[] {finals[b], dc}, cache.latent(ids[b]));
                 writer.add("pe_cache." + b, new long[] {finals[b], dr}, cache.ropeKey(ids[b]));
+                if (writeIndices) {
+                    CacheStorage.IndexKeys keys = CacheStorage.of(cache).indexKeys(ids[b]);
+                    writer.addBytes("index_k_cache." + b, DType.F8_E4M3, new long[] {finals[b], cfg.indexer().headDim()}, keys.codes());
+                    writer.add("index_k_scale_cache." + b, new long[] {finals[b], cfg.indexer().blocks()}, keys.scales());
+                }
             }
         }
         writer.write(output, inputs);
-        out.printf("wrote %s (%d tensors)%n", output, in.uniform() ? 3 + steps : 3 * batch + steps);
+        int tensors = in.uniform() ? 3 + steps : 3 * batch + steps;
+        if (writeIndices) tensors += in.uniform() ? 3 + steps : 3 * batch + steps;
+        out.printf("wrote %s (%d tensors)%n", output, tensors);
+    }
+
+    /** A step's selection ([rows, k] ints, rows = the product of {@code lead}) as an F32 tensor [lead..., k] (exact integers). */
+    private static void addSelection(SafeTensorsWriter writer, String name, int[] selected, long[] lead) {
+        long rows = 1;
+        for (long n : lead) rows *= n;
+        int k = (int) (selected.length / rows);
+        float[] f = new float[selected.length];
+        for (int i = 0; i < f.length; i++) f[i] = selected[i];
+        long[] shape = Arrays.copyOf(lead, lead.length + 1);
+        shape[lead.length] = k;
+        writer.add(name, shape, f);
     }
 
     private static TensorInfo require(SafeTensorsFile in, String name, String shape) {
