@@ -236,6 +236,7 @@ class ApiImmutabilityTest {
         CacheStorage.IndexKeys ik = CacheStorage.of(sc).indexKeys(0);
         m.put("IndexKeys.codes()", ik::codes);
         m.put("IndexKeys.scales()", ik::scales);
+        m.put("MlaLayer.lastSelection()", sparseLayer::lastSelection);
         m.put("RopeFrequencies.inverseFrequencies(MlaConfig)", () -> RopeFrequencies.inverseFrequencies(TestData.yarn()));
         m.put("RopeFrequencies.correctionRange(MlaConfig)", () -> RopeFrequencies.correctionRange(TestData.yarn()));
         KernelGraph.Task task = layer.graph(fp8, 1, tiled).tasks().get(0);
