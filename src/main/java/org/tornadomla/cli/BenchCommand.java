@@ -9,6 +9,7 @@ import org.tornadomla.bench.LayerBench;
 import org.tornadomla.bench.Roofline;
 import org.tornadomla.bench.Timing;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
@@ -382,7 +383,6 @@ public final class BenchCommand implements Callable<Integer> {
         GraphExecutor filler = fastOrNull();
         List<org.tornadomla.bench.SparseBench.Result> rs = new ArrayList<>();
         List<String> verdicts = new ArrayList<>();
-        int maxT = ts.stream().mapToInt(Integer::intValue).max().orElseThrow();
         for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
             for (CacheDtype dt : ds) {
                 for (int b : bs) {
@@ -390,9 +390,19 @@ public final class BenchCommand implements Callable<Integer> {
                         out.printf(Locale.ROOT, "%-14s %-5s B%-4d skipped: --time-limit-s %.0f reached%n", e.getKey(), dt, b, timeLimitS);
                         continue;
                     }
+                    // one contiguous cache per batch, as long as the largest context that fits one Java array per storage part
+                    List<Integer> fit = new ArrayList<>();
+                    for (int t : ts) if (CacheStorage.largestArray(cfg, dt, (long) b * t) <= CacheStorage.MAX_ARRAY) fit.add(t);
+                    for (int t : ts) {
+                        if (!fit.contains(t)) {
+                            out.printf(Locale.ROOT, "%-14s %-5s B%-4d T%-7d skipped: %d x %d tokens need %d numbers in one %s array, more than a Java array holds (%d)%n",
+                                    e.getKey(), dt, b, t, b, t, CacheStorage.largestArray(cfg, dt, (long) b * t), dt, CacheStorage.MAX_ARRAY);
+                        }
+                    }
+                    if (fit.isEmpty()) continue;
                     List<org.tornadomla.bench.SparseBench.Result> got;
                     try {
-                        got = bench.run(e.getKey(), e.getValue(), filler, path, dt, b, ts, budget, line -> {
+                        got = bench.run(e.getKey(), e.getValue(), filler, path, dt, b, fit, budget, line -> {
                             out.println(line);
                             out.flush();
                         }, r -> {
@@ -402,13 +412,13 @@ public final class BenchCommand implements Callable<Integer> {
                         });
                     } catch (MlaException ex) {
                         out.printf(Locale.ROOT, "%-14s %-5s B%-4d skipped: %s (the cache alone: %,.0f MB at context %d)%n", e.getKey(), dt, b, ex.getMessage(),
-                                org.tornadomla.bench.SparseBench.cacheBytes(cfg, dt, b, maxT) / 1e6, maxT);
+                                org.tornadomla.bench.SparseBench.cacheBytes(cfg, dt, b, fit.getLast()) / 1e6, fit.getLast());
                         out.flush();
                         continue;
                     }
                     int win = org.tornadomla.bench.SparseBench.crossover(got);
                     verdicts.add(String.format(Locale.ROOT, "%s %s B%d: %s", e.getKey(), dt, b, win > 0 ? "sparse wins from context " + win
-                            : "sparse does not win within the contexts measured (" + ts.stream().sorted().map(String::valueOf)
+                            : "sparse does not win within the contexts measured (" + fit.stream().sorted().map(String::valueOf)
                             .collect(java.util.stream.Collectors.joining(", ")) + ")"));
                 }
             }

@@ -140,13 +140,11 @@ public final class CacheStorage implements DeviceResident {
         this.indexDim = config.sparse() ? config.indexer().headDim() : 0;
         int code = dtype.code;
         long slots = (long) numBlocks * blockSize;
-        long largest = Math.max(CacheLayout.floatsLength(code, slots, kvLoraRank, ropeDim),
-                Math.max(CacheLayout.halvesLength(code, slots, kvLoraRank, ropeDim), CacheLayout.bytesLength(code, slots, kvLoraRank, ropeDim)));
+        long largest = largestArray(config, dtype, slots);
         String what = paged ? "a paged cache of " + numBlocks + " blocks × " + blockSize + " tokens" : "batch " + batch + " × capacity " + capacity;
-        largest = Math.max(largest, CacheLayout.indexKeysLength(slots, indexDim));
-        if (largest > Integer.MAX_VALUE - 8)
+        if (largest > MAX_ARRAY)
             throw new MlaException("cache too large for one Java array: " + what
-                    + " needs " + largest + " numbers in one " + dtype + " array (max " + (Integer.MAX_VALUE - 8) + ")");
+                    + " needs " + largest + " numbers in one " + dtype + " array (max " + MAX_ARRAY + ")");
         // the storage, and the bookkeeping twice (the tables, lengths, flags, counts and pool, and a step's working copy of them)
         long bookkeeping = 2 * (4L * batch * maxBlocks + 4L * batch + batch + 8L * numBlocks);
         Memory.require((dtype.bytesPerToken(kvLoraRank, ropeDim) + CacheLayout.indexBytesPerToken(indexDim)) * slots + bookkeeping,
@@ -806,6 +804,17 @@ public final class CacheStorage implements DeviceResident {
         Appends a = prepare(allSequences(), uniform(tokens));
         if (a.copies() > 0) throw new MlaException("advance would write into a block shared by a fork");
         commit(a);
+    }
+
+    /** Longest array the storage may hold (a JVM's limit, a few elements short of Integer.MAX_VALUE). */
+    public static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
+
+    /** Elements of the longest array of a cache of {@code slots} token slots of {@code config} in {@code dtype} (at most {@link #MAX_ARRAY}). */
+    public static long largestArray(MlaConfig config, CacheDtype dtype, long slots) {
+        int code = dtype.code, dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
+        long largest = Math.max(CacheLayout.floatsLength(code, slots, dc, dr),
+                Math.max(CacheLayout.halvesLength(code, slots, dc, dr), CacheLayout.bytesLength(code, slots, dc, dr)));
+        return Math.max(largest, CacheLayout.indexKeysLength(slots, config.sparse() ? config.indexer().headDim() : 0));
     }
 
     /**
