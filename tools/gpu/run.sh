@@ -179,7 +179,7 @@ run_route() {
   local CHECK_S SPARSE_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) ))
   local SPARSE_ARGS=(--path absorbed,tiled --cache-dtype bf16,fp8)
   if [ "$QUICK" = 1 ]; then
-    # on PoCL a sparse line costs about 8 dense ones (its graphs compile slowly there): one line proves the step
+    # on PoCL a sparse line costs about 8 dense ones (its graphs compile slowly there): the plain kernels (two lines, contiguous and paged) prove the step
     CHECK_S=300; SPARSE_S=300; LAYER_LIMIT=60; LAYER_S=180; SPARSE_ARGS=(--path tiled --cache-dtype bf16 --plain-kernels)
   else
     CHECK_S=$(( share * 30 / 100 )); SPARSE_S=$(( share * 12 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 22 / 100 ))
