@@ -147,28 +147,32 @@ public final class FastAttention {
             int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
             if (len == 0) return;                                  // a padding row
             int base = rh * capacity;
-            // the max starts at the first score (Softmax's convention: every finite score handled exactly)
-            FloatVector vmax = FloatVector.broadcast(F, scores[base]);
-            int j = 0;
-            for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(F, scores, base + j));
-            float max = vmax.reduceLanes(VectorOperators.MAX);
-            for (; j < len; j++) max = Math.max(max, scores[base + j]);
-            max = Softmax.shift(max);
-            FloatVector vm = FloatVector.broadcast(F, max), vsum = FloatVector.zero(F);
-            for (j = 0; j <= len - L; j += L) {
-                FloatVector e = FloatVector.fromArray(F, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
-                e.intoArray(scores, base + j);
-                vsum = vsum.add(e);
-            }
-            float sum = vsum.reduceLanes(VectorOperators.ADD);
-            for (; j < len; j++) {
-                float e = (float) Math.exp(scores[base + j] - max);
-                scores[base + j] = e;
-                sum += e;
-            }
-            float inv = sum > 0f ? 1f / sum : 0f;        // 0: every score is −∞, every weight 0
-            Vec.scale(scores, base, len, inv);
+            softmaxRow(scores, base, len);
         });
+    }
+
+    /** Softmax in place of scores[base, base + len), len &gt; 0 (also the sparse rows' of {@link FastSparseAttention}). */
+    static void softmaxRow(float[] scores, int base, int len) {
+        // the max starts at the first score (Softmax's convention: every finite score handled exactly)
+        FloatVector vmax = FloatVector.broadcast(F, scores[base]);
+        int j = 0;
+        for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(F, scores, base + j));
+        float max = vmax.reduceLanes(VectorOperators.MAX);
+        for (; j < len; j++) max = Math.max(max, scores[base + j]);
+        max = Softmax.shift(max);
+        FloatVector vm = FloatVector.broadcast(F, max), vsum = FloatVector.zero(F);
+        for (j = 0; j <= len - L; j += L) {
+            FloatVector e = FloatVector.fromArray(F, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
+            e.intoArray(scores, base + j);
+            vsum = vsum.add(e);
+        }
+        float sum = vsum.reduceLanes(VectorOperators.ADD);
+        for (; j < len; j++) {
+            float e = (float) Math.exp(scores[base + j] - max);
+            scores[base + j] = e;
+            sum += e;
+        }
+        Vec.scale(scores, base, len, sum > 0f ? 1f / sum : 0f);   // 0: every score is −∞, every weight 0
     }
 
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,

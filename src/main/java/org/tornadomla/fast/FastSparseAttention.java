@@ -66,26 +66,7 @@ public final class FastSparseAttention {
         Parallel.forEach(rows * heads, rh -> {
             int len = used(slots, rh / heads, topk), base = rh * topk;
             if (len > 0) {
-                // the max starts at the first score (Softmax's convention)
-                FloatVector vmax = FloatVector.broadcast(F, scores[base]);
-                int j = 0;
-                for (; j <= len - L; j += L) vmax = vmax.max(FloatVector.fromArray(F, scores, base + j));
-                float max = vmax.reduceLanes(VectorOperators.MAX);
-                for (; j < len; j++) max = Math.max(max, scores[base + j]);
-                max = Softmax.shift(max);
-                FloatVector vm = FloatVector.broadcast(F, max), vsum = FloatVector.zero(F);
-                for (j = 0; j <= len - L; j += L) {
-                    FloatVector e = FloatVector.fromArray(F, scores, base + j).sub(vm).lanewise(VectorOperators.EXP);
-                    e.intoArray(scores, base + j);
-                    vsum = vsum.add(e);
-                }
-                float sum = vsum.reduceLanes(VectorOperators.ADD);
-                for (; j < len; j++) {
-                    float e = (float) Math.exp(scores[base + j] - max);
-                    scores[base + j] = e;
-                    sum += e;
-                }
-                Vec.scale(scores, base, len, sum > 0f ? 1f / sum : 0f);
+                FastAttention.softmaxRow(scores, base, len);
             }
             java.util.Arrays.fill(scores, base + len, base + topk, 0f);
         });
