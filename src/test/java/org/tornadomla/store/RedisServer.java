@@ -52,22 +52,33 @@ public final class RedisServer implements AutoCloseable {
     public static RedisServer start(String maxmemory, List<String> extra) throws IOException, InterruptedException {
         Path bin = binary();
         Assumptions.assumeTrue(bin != null, "redis-server is not on the PATH (Debian: apt-get install redis-server): Redis integration test skipped");
+        boolean cluster = extra.contains("--cluster-enabled");
         IOException last = null;
         for (int attempt = 0; attempt < 5; attempt++) {
-            int port = freePort();
+            // a cluster node also listens on port + 10000 (its bus), so its port must be at most 55535 and that one free too
+            int port = cluster ? freeClusterPort() : freePort();
             List<String> cmd = new ArrayList<>(List.of(bin.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
                     "--save", "", "--appendonly", "no", "--maxmemory", maxmemory, "--maxmemory-policy", "allkeys-lru",
                     "--protected-mode", "yes", "--loglevel", "warning", "--dir", System.getProperty("java.io.tmpdir")));
             cmd.addAll(extra.stream().map(a -> a.replace("{port}", Integer.toString(port))).toList());
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Path log = Files.createTempFile("redis-server-" + port + "-", ".log");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             RedisServer s = new RedisServer(p, port);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline && p.isAlive()) {
-                if (s.answers()) return s;
+                if (s.answers()) {
+                    Files.deleteIfExists(log);
+                    return s;
+                }
                 Thread.sleep(20);
             }
+            boolean died = !p.isAlive();
             s.close();
-            last = new IOException("redis-server did not answer on port " + port);
+            String said = Files.readString(log).strip();
+            Files.deleteIfExists(log);
+            if (said.length() > 800) said = "..." + said.substring(said.length() - 800);
+            last = new IOException("redis-server did not answer on port " + port + (died ? " (it exited)" : " within 30 s")
+                    + (said.isEmpty() ? "" : "; it printed: " + said));
         }
         throw last;
     }
@@ -119,6 +130,26 @@ public final class RedisServer implements AutoCloseable {
         StringBuilder sb = new StringBuilder();
         for (RedisServer n : nodes) sb.append(sb.isEmpty() ? "" : ",").append("redis://:").append(password).append("@127.0.0.1:").append(n.port());
         return sb.toString();
+    }
+
+    /** A loopback port at most 55535 such that it and its cluster bus port (+10000) are free (just now). */
+    static int freeClusterPort() throws IOException {
+        java.util.Random r = new java.util.Random();
+        for (int i = 0; i < 200; i++) {
+            int port = 20000 + r.nextInt(35536);
+            if (isFree(port) && isFree(port + 10000)) return port;
+        }
+        throw new IOException("no free loopback port pair (p, p + 10000) with p in 20000-55535 after 200 tries");
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(false);
+            s.bind(new InetSocketAddress("127.0.0.1", port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** A loopback port nothing listens on (just now). */
