@@ -80,6 +80,18 @@ final class Gemm {
      * copied to this stride first; wider ones go in column chunks of this width (version 6).
      */
     static final int ROW = 576;
+
+    /**
+     * Whether the machine has 32 vector registers (AVX-512) rather than 16 (AVX2): the 24-accumulator blocks
+     * (s8x3, v6x4, v8x3) fit the first and spill on the second, where 12-accumulator blocks (s6x2, v6x2: BLIS's
+     * Haswell shape) keep every accumulator in a register. Read from the vector width the JVM chose; the system
+     * property {@code tornadomla.fast.registers} (16 or 32) overrides it, for A/B runs on one machine.
+     */
+    static final boolean REGS32 = switch (System.getProperty("tornadomla.fast.registers", "")) {
+        case "16" -> false;
+        case "32" -> true;
+        default -> F.vectorBitSize() >= 512;
+    };
     private static final ThreadLocal<float[]> AT_ROW = ThreadLocal.withInitial(() -> new float[0]);
 
     /**
@@ -132,6 +144,40 @@ final class Gemm {
 
     /** The micro-kernels over n rows at the stride {@link #ROW}, w ≤ ROW columns each. */
     private static void atRow(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
+        if (REGS32) atRow32(qt, q0, hp, k, off, w, n, st, s0);
+        else atRow16(qt, q0, hp, k, off, w, n, st, s0);
+    }
+
+    /**
+     * {@link #atRow} with 16 vector registers: blocks of 6 rows × 2 head vectors (12 accumulators, 2 loads of Qᵀ and
+     * 6 broadcasts per 12 FMAs), an odd head vector 6 × 1, the 4 rows a 64-row tile leaves 4 × 2; H ≤ L: 8 × 1.
+     */
+    static void atRow16(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
+        int vecs = hp / L, j = 0;
+        if (vecs == 1) {
+            for (; j + 8 <= n; j += 8) s8x1(qt, hp, q0, k, off + j * ROW, w, st, s0 + j * hp);
+        } else {
+            for (; j + 6 <= n; j += 6) {
+                int ko = off + j * ROW, so = s0 + j * hp, v0 = 0;
+                for (; v0 + 2 <= vecs; v0 += 2) s6x2(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+                if (v0 < vecs) s6x1(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+            }
+            for (; j + 4 <= n; j += 4) {
+                int ko = off + j * ROW, so = s0 + j * hp, v0 = 0;
+                for (; v0 + 2 <= vecs; v0 += 2) s4x2(qt, hp, q0 + v0 * L, k, ko, w, st, so + v0 * L);
+                if (v0 < vecs) scoresRows(qt, hp, q0 + v0 * L, 1, k, ko, w, 4, st, so + v0 * L);
+            }
+        }
+        scoresRows(qt, hp, q0, vecs, k, off + j * ROW, w, n - j, st, s0 + j * hp);
+    }
+
+    /** Rows [0, m) at the stride ROW against nv head vectors, a row at a time. */
+    private static void scoresRows(float[] qt, int hp, int h0, int nv, float[] k, int off, int w, int m, float[] st, int so) {
+        for (int j = 0; j < m; j++) scoresRow(qt, hp, h0, nv, k, off + j * ROW, w, st, so + j * hp);
+    }
+
+    /** {@link #atRow} with 32 vector registers (AVX-512). */
+    static void atRow32(float[] qt, int q0, int hp, float[] k, int off, int w, int n, float[] st, int s0) {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
@@ -164,6 +210,34 @@ final class Gemm {
      */
     static void values(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                        float[] o, int o0, int oh) {
+        if (REGS32) values32(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh);
+        else values16(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh);
+    }
+
+    /**
+     * {@link #values} with 16 vector registers: 6 heads × 2 latent vectors (12 accumulators, 2 loads of K and 6
+     * broadcasts per 12 FMAs); the heads left over 2 × 4 and 1 × 4 (8 and 4 accumulators).
+     */
+    static void values16(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
+                         float[] o, int o0, int oh) {
+        int h6 = heads / 6 * 6, c = c0;
+        if (h6 > 0) {
+            for (; c + 2 * L <= c1; c += 2 * L) {
+                for (int h = 0; h < h6; h += 6) v6x2(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            }
+            rowAtATime(p, p0, ph, pj, 0, h6, k, off, w, n, c, c1, o, o0, oh);
+        }
+        for (c = c0; h6 < heads && c + 4 * L <= c1; c += 4 * L) {
+            int h = h6;
+            for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+            for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
+        }
+        rowAtATime(p, p0, ph, pj, h6, heads, k, off, w, n, c, c1, o, o0, oh);
+    }
+
+    /** {@link #values} with 32 vector registers (AVX-512). */
+    static void values32(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
+                         float[] o, int o0, int oh) {
         // up to 16 heads (DeepSeek-V3 split 8 ways): groups of 8 against 3, then 2, vectors of latent dims (512 =
         // 10·48 + 32), where 6-head blocks would leave 4 of 16 heads to v2x4. Alone on a core 181 → 220 GFLOP/s;
         // in the step, B1 H16 T16384, values 1.21–1.25 → 1.13–1.19 ms (five alternating runs), split_tiles 2.02–2.08
@@ -496,5 +570,108 @@ final class Gemm {
         a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L); a33.intoArray(o, o0 + 3 * oh + 3 * L);
         a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L); a43.intoArray(o, o0 + 4 * oh + 3 * L);
         a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L); a53.intoArray(o, o0 + 5 * oh + 3 * L);
+    }
+
+    /** 6 rows × 2 head vectors: 12 accumulators (16 registers: + 2 of Qᵀ + 1 broadcast). */
+    private static void s6x2(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + ROW + c]);
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * ROW + c]);
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * ROW + c]);
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31);
+            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * ROW + c]);
+            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41);
+            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * ROW + c]);
+            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51);
+        }
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + L);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
+        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L);
+        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L);
+    }
+
+    /** 6 rows × 1 head vector (an odd head vector left by s6x2): 6 accumulators. */
+    private static void s6x1(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+        for (int c = 0; c < w; c++) {
+            FloatVector q0 = FloatVector.fromArray(F, qt, c * hp + h0);
+            a0 = q0.fma(FloatVector.broadcast(F, k[off + c]), a0);
+            a1 = q0.fma(FloatVector.broadcast(F, k[off + ROW + c]), a1);
+            a2 = q0.fma(FloatVector.broadcast(F, k[off + 2 * ROW + c]), a2);
+            a3 = q0.fma(FloatVector.broadcast(F, k[off + 3 * ROW + c]), a3);
+            a4 = q0.fma(FloatVector.broadcast(F, k[off + 4 * ROW + c]), a4);
+            a5 = q0.fma(FloatVector.broadcast(F, k[off + 5 * ROW + c]), a5);
+        }
+        a0.intoArray(st, s0);
+        a1.intoArray(st, s0 + hp);
+        a2.intoArray(st, s0 + 2 * hp);
+        a3.intoArray(st, s0 + 3 * hp);
+        a4.intoArray(st, s0 + 4 * hp);
+        a5.intoArray(st, s0 + 5 * hp);
+    }
+
+    /** 4 rows × 2 head vectors (the 4 rows a 64-row tile leaves to s6x2): 8 accumulators. */
+    private static void s4x2(float[] qt, int hp, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+        for (int c = 0; c < w; c++) {
+            int q = c * hp + h0;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q);
+            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
+            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, k[off + ROW + c]);
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * ROW + c]);
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * ROW + c]);
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31);
+        }
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + L);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
+    }
+
+    /** 6 heads × 2 latent vectors: 12 accumulators (16 registers: + 2 of K + 1 broadcast). */
+    private static void v6x2(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31);
+            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41);
+            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L);
     }
 }

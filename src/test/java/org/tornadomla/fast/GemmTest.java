@@ -1,0 +1,82 @@
+package org.tornadomla.fast;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Both sets of micro-kernels, the 16-register one (AVX2) and the 32-register one (AVX-512), whichever the
+ * machine would pick: each against a plain double-precision sum, at head counts and tile lengths that reach
+ * every block shape and every remainder loop.
+ */
+class GemmTest {
+    private static final int[] HEADS = {1, 5, 8, 13, 16, 20, 32, 64, 128};
+    private static final int[] ROWS = {1, 3, 4, 5, 6, 7, 8, 15, 16, 17, 63, 64};
+
+    @Test
+    void scoresMatchADoubleSumWithEitherRegisterFile() {
+        Random rnd = new Random(7);
+        for (int w : new int[] {576, 288, 9}) {
+            for (int heads : HEADS) {
+                int hp = Gemm.paddedHeads(heads);
+                float[] qt = random(rnd, w * hp);
+                for (int c = 0; c < w; c++) for (int h = heads; h < hp; h++) qt[c * hp + h] = 0f;
+                for (int n : ROWS) {
+                    float[] k = random(rnd, n * Gemm.ROW);
+                    for (boolean regs32 : new boolean[] {false, true}) {
+                        float[] st = new float[n * hp];
+                        java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
+                        if (regs32) Gemm.atRow32(qt, 0, hp, k, 0, w, n, st, 0);
+                        else Gemm.atRow16(qt, 0, hp, k, 0, w, n, st, 0);
+                        for (int j = 0; j < n; j++) {
+                            for (int h = 0; h < hp; h++) {
+                                double want = 0;
+                                for (int c = 0; c < w; c++) want += (double) qt[c * hp + h] * k[j * Gemm.ROW + c];
+                                check(want, st[j * hp + h], w, "scores regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n + " j" + j + " h" + h);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void valuesMatchADoubleSumWithEitherRegisterFile() {
+        Random rnd = new Random(11);
+        int dc = 512, stride = 576;
+        for (int heads : HEADS) {
+            for (int n : ROWS) {
+                int capacity = n + 3;
+                float[] p = random(rnd, heads * capacity), k = random(rnd, n * stride), o0 = random(rnd, heads * dc);
+                for (int[] cols : new int[][] {{0, dc}, {0, 40}, {24, 512}}) {
+                    for (boolean regs32 : new boolean[] {false, true}) {
+                        float[] o = o0.clone();
+                        if (regs32) Gemm.values32(p, 0, capacity, 1, heads, k, 0, stride, n, cols[0], cols[1], o, 0, dc);
+                        else Gemm.values16(p, 0, capacity, 1, heads, k, 0, stride, n, cols[0], cols[1], o, 0, dc);
+                        for (int h = 0; h < heads; h++) {
+                            for (int c = 0; c < dc; c++) {
+                                double want = o0[h * dc + c];
+                                if (c >= cols[0] && c < cols[1]) for (int j = 0; j < n; j++) want += (double) p[h * capacity + j] * k[j * stride + c];
+                                check(want, o[h * dc + c], n, "values regs" + (regs32 ? 32 : 16) + " H" + heads + " n" + n + " cols " + cols[0] + "-" + cols[1] + " h" + h + " c" + c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** f32 sums of terms in [-1, 1]: within 1e-6 per term of the double sum. */
+    private static void check(double want, float got, int terms, String where) {
+        assertTrue(Math.abs(want - got) <= 1e-6 * terms + 1e-6, where + ": " + got + " against " + want);
+    }
+
+    private static float[] random(Random rnd, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = rnd.nextFloat() * 2 - 1;
+        return a;
+    }
+}
