@@ -21,24 +21,50 @@ class GemmTest {
         for (int w : new int[] {576, 288, 9}) {
             for (int heads : HEADS) {
                 int hp = Gemm.paddedHeads(heads);
-                float[] qt = random(rnd, w * hp);
-                for (int c = 0; c < w; c++) for (int h = heads; h < hp; h++) qt[c * hp + h] = 0f;
+                float[] q = random(rnd, w * hp);   // Q[c, h], packed below in each register file's layout
                 for (int n : ROWS) {
                     float[] k = random(rnd, n * Gemm.ROW);
                     for (boolean regs32 : new boolean[] {false, true}) {
+                        float[] qt = pack(q, regs32, w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
                         if (regs32) Gemm.atRow32(qt, 0, hp, k, 0, w, n, st, 0);
-                        else Gemm.atRow16(qt, 0, hp, k, 0, w, n, st, 0);
-                        for (int j = 0; j < n; j++) {
-                            for (int h = 0; h < hp; h++) {
-                                double want = 0;
-                                for (int c = 0; c < w; c++) want += (double) qt[c * hp + h] * k[j * Gemm.ROW + c];
-                                check(want, st[j * hp + h], w, "scores regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n + " j" + j + " h" + h);
-                            }
-                        }
+                        else Gemm.atRow16(qt, 0, hp, w, 0, k, 0, w, n, st, 0);
+                        checkScores(q, hp, k, Gemm.ROW, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n);
                     }
                 }
+            }
+        }
+    }
+
+    @Test
+    void rowsWiderThan576GoInColumnChunks() {
+        Random rnd = new Random(5);
+        for (int w : new int[] {704, 1200}) {
+            for (int heads : new int[] {8, 16, 24, 128}) {
+                int hp = Gemm.paddedHeads(heads), n = 23, stride = w + 3;
+                float[] q = random(rnd, w * hp), k = random(rnd, n * stride), st = new float[n * hp];
+                Gemm.scores(pack(q, Gemm.REGS32, w, heads, hp), 0, hp, k, 0, stride, w, n, st, 0);
+                checkScores(q, hp, k, stride, w, n, heads, st, "w" + w + " H" + heads);
+            }
+        }
+    }
+
+    /** Q[c, h] (padding heads zero) as Gemm.qtIndex lays it out for that register file. */
+    private static float[] pack(float[] q, boolean regs32, int w, int heads, int hp) {
+        float[] qt = new float[w * hp];
+        java.util.Arrays.fill(qt, Float.NaN);
+        for (int c = 0; c < w; c++) for (int h = 0; h < hp; h++) qt[Gemm.qtIndex(regs32, c, h, w, hp)] = h < heads ? q[c * hp + h] : 0f;
+        for (float x : qt) assertTrue(!Float.isNaN(x), "the layout leaves a hole");
+        return qt;
+    }
+
+    private static void checkScores(float[] q, int hp, float[] k, int stride, int w, int n, int heads, float[] st, String where) {
+        for (int j = 0; j < n; j++) {
+            for (int h = 0; h < hp; h++) {
+                double want = 0;
+                if (h < heads) for (int c = 0; c < w; c++) want += (double) q[c * hp + h] * k[j * stride + c];
+                check(want, st[j * hp + h], w, "scores " + where + " j" + j + " h" + h);
             }
         }
     }
