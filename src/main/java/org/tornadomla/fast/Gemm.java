@@ -42,6 +42,10 @@ import static org.tornadomla.fast.Vec.L;
  *   (before, a row at a time: 2.4× the time per byte of a 576 row, 1.1× after, GeometryTasks in
  *   docs/benchmarks.md), and a quantised or gathered tile of narrower rows is decoded at the stride ROW
  *   ({@link #tileStride}) instead of decoded, then copied.</li>
+ *   <li>16 vector registers (AVX2) get kernels of their own ({@link #REGS32} false): the 24-accumulator blocks
+ *   spilled there. 6 × 2 blocks for the scores over Qᵀ in panels of two head vectors ({@link #qtIndex}), 6 × 2 for
+ *   the values. 2-vCPU Zen 3 (AVX2), alternating 5 rounds against libtorch 2.7.1 (oneMKL) in one run: B1 H128 T4096
+ *   36.5 → 26.2 ms, B8 238 → 150 ms, B1 H16 T16384 19.6 → 15.2 ms (docs/benchmarks.md).</li>
  * </ol>
  */
 final class Gemm {
