@@ -40,7 +40,7 @@ public final class FastAbsorb {
      */
     static void absorbQueryHead(float[] q, float[] wkvB, int w0, float[] qLat, int rows, int heads, int h, int dn, int dr, int dc) {
         if (rows == 1 && dc % L == 0) {
-            absorbInOrder(q, wkvB, w0, qLat, rows, heads, h, dn, dr, dc);
+            absorbInOrder(q, wkvB, w0, qLat, h * (dn + dr), h * dc, dn, dc);
             return;
         }
         for (int r = 0; r < rows; r++) {
@@ -78,33 +78,26 @@ public final class FastAbsorb {
     }
 
     /**
-     * {@link #absorbQueryHead} reading W^UK_h in memory order (version 4): two rows at a time, each added into every
-     * token row's q_lat (d_c numbers, in L1), so the weights stream as one sequential read instead of 64-column
+     * {@link #absorbQueryHead} of a single token row, reading W^UK_h in memory order (version 4): two rows of it at a
+     * time added into q_lat (d_c numbers, in L1), so the weights stream as one sequential read instead of 64-column
      * strips 2 KB apart. The sums run over d in the same order with the same FMAs: the same bits as the blocks.
-     * One token row only: then the read of the weights is the whole cost (B1 H128, 2-core Zen 3, absorb_q 3.7-5.4 →
-     * 3.05-3.14 ms in alternating runs); with 8 rows the load and store of q_lat per FMA made it 1.7× slower.
+     * With one token row the read of the weights is the whole cost (B1 H128, 2-core Zen 3, absorb_q 3.7-5.4 →
+     * 3.05-3.14 ms in alternating runs); with 8 rows this order, a load and store of q_lat per FMA, was 1.7× slower.
+     * q_nope from q[qo], q_lat into qLat[out].
      */
-    private static void absorbInOrder(float[] q, float[] wkvB, int w0, float[] qLat, int rows, int heads, int h, int dn, int dr, int dc) {
-        for (int r = 0; r < rows; r++) java.util.Arrays.fill(qLat, (r * heads + h) * dc, (r * heads + h + 1) * dc, 0f);
+    private static void absorbInOrder(float[] q, float[] wkvB, int w0, float[] qLat, int qo, int out, int dn, int dc) {
+        java.util.Arrays.fill(qLat, out, out + dc, 0f);
         int d = 0;
         for (; d + 2 <= dn; d += 2) {
             int wa = w0 + d * dc, wb = wa + dc;
-            for (int r = 0; r < rows; r++) {
-                int rh = r * heads + h, out = rh * dc, qo = rh * (dn + dr);
-                FloatVector ba = FloatVector.broadcast(F, q[qo + d]), bb = FloatVector.broadcast(F, q[qo + d + 1]);
-                for (int c = 0; c < dc; c += L) {
-                    FloatVector acc = FloatVector.fromArray(F, qLat, out + c);
-                    acc = FloatVector.fromArray(F, wkvB, wa + c).fma(ba, acc);
-                    FloatVector.fromArray(F, wkvB, wb + c).fma(bb, acc).intoArray(qLat, out + c);
-                }
+            FloatVector ba = FloatVector.broadcast(F, q[qo + d]), bb = FloatVector.broadcast(F, q[qo + d + 1]);
+            for (int c = 0; c < dc; c += L) {
+                FloatVector acc = FloatVector.fromArray(F, qLat, out + c);
+                acc = FloatVector.fromArray(F, wkvB, wa + c).fma(ba, acc);
+                FloatVector.fromArray(F, wkvB, wb + c).fma(bb, acc).intoArray(qLat, out + c);
             }
         }
-        for (; d < dn; d++) {
-            for (int r = 0; r < rows; r++) {
-                int rh = r * heads + h;
-                Vec.axpy(q[rh * (dn + dr) + d], wkvB, w0 + d * dc, qLat, rh * dc, dc);
-            }
-        }
+        if (d < dn) Vec.axpy(q[qo + d], wkvB, w0 + d * dc, qLat, out, dc);
     }
 
     /** o[r, h, v] = Σ_c W^UV_h[v, c]·o_lat[r, h, c] ({@link org.tornadomla.kernels.Absorb#unabsorbValue}). */

@@ -44,8 +44,8 @@ import static org.tornadomla.fast.Vec.L;
  *   ({@link #tileStride}) instead of decoded, then copied.</li>
  *   <li>16 vector registers (AVX2) get kernels of their own ({@link #REGS32} false): the 24-accumulator blocks
  *   spilled there. 6 × 2 blocks for the scores over Qᵀ in panels of two head vectors ({@link #qtIndex}), 6 × 2 for
- *   the values. 2-vCPU Zen 3 (AVX2), alternating 5 rounds against libtorch 2.7.1 (oneMKL) in one run: B1 H128 T4096
- *   36.5 → 26.2 ms, B8 238 → 150 ms, B1 H16 T16384 19.6 → 15.2 ms (docs/benchmarks.md).</li>
+ *   the values. 2-vCPU Zen 3 (AVX2), best rounds of benchmarks/vs-libtorch.sh before and after: B1 H128 T4096
+ *   33.0 → 26.2 ms, B8 238 → 150 ms, B1 H16 T16384 19.6 → 15.2 ms (docs/benchmarks.md).</li>
  * </ol>
  */
 final class Gemm {
@@ -78,8 +78,7 @@ final class Gemm {
     /**
      * Where (column c, head h) of one token row's Qᵀ lies, w columns by hp heads. With 32 registers [c, hp]; with 16,
      * panels of two head vectors (the last one alone when their count is odd), each [c, 2L]: the 6 × 2 kernel then
-     * reads its two vectors of a column at a constant stride, in memory order, and C2 drops the bounds checks
-     * (alone on a Zen 3 core, 6 × 2 over a 64-row tile, H128: 34-36 → 38-40 GFLOP/s).
+     * reads its two vectors of a column at a constant stride, in memory order, and C2 drops the bounds checks.
      */
     static int qtIndex(boolean regs32, int c, int h, int w, int hp) {
         if (regs32) return c * hp + h;
@@ -173,30 +172,30 @@ final class Gemm {
      * tile leaves 4 × 2; H ≤ L: 8 × 1.
      */
     static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0) {
-        int vecs = hp / L, j = 0, odd = vecs & ~1;          // odd: the head vector alone in its panel, if any
-        int oddAt = q0 + odd * L * qw + c0 * L;
+        int vecs = hp / L, j = 0, paired = vecs & ~1;       // head vectors [0, paired) in panels of two, then one alone
+        int oddAt = q0 + paired * L * qw + c0 * L;          // the lone vector's panel (columns L apart)
         if (vecs == 1) {
-            for (; j + 8 <= n; j += 8) s8x1(qt, L, oddAt, k, off + j * ROW, w, st, s0 + j * hp);
+            for (; j + 8 <= n; j += 8) s8x1(qt, hp, oddAt, k, off + j * ROW, w, st, s0 + j * hp);   // hp = L
         } else {
             for (; j + 6 <= n; j += 6) {
                 int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < odd; v0 += 2) s6x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
-                if (odd < vecs) s6x1(qt, L, oddAt, k, ko, w, st, so + odd * L, hp);
+                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
+                if (paired < vecs) s6x1(qt, oddAt, k, ko, w, st, so + paired * L, hp);
             }
             for (; j + 4 <= n; j += 4) {
                 int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < odd; v0 += 2) s4x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
-                if (odd < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * hp + odd * L);
+                for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
+                if (paired < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * hp + paired * L);
             }
         }
         for (; j < n; j++) {
             int ko = off + j * ROW, so = s0 + j * hp;
-            for (int v0 = 0; v0 < odd; v0 += 2) {
+            for (int v0 = 0; v0 < paired; v0 += 2) {
                 int at = q0 + v0 * L * qw + c0 * 2 * L;
                 scoresRow(qt, 2 * L, at, 1, k, ko, w, st, so + v0 * L);
                 scoresRow(qt, 2 * L, at + L, 1, k, ko, w, st, so + (v0 + 1) * L);
             }
-            if (odd < vecs) scoresRow(qt, L, oddAt, 1, k, ko, w, st, so + odd * L);
+            if (paired < vecs) scoresRow(qt, L, oddAt, 1, k, ko, w, st, so + paired * L);
         }
     }
 
@@ -627,11 +626,11 @@ final class Gemm {
         a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L);
     }
 
-    /** 6 rows × 1 head vector (an odd head vector left by s6x2; Qᵀ's columns qs apart from h0): 6 accumulators. */
-    private static void s6x1(float[] qt, int qs, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
+    /** 6 rows × 1 head vector (the lone head vector's panel of Qᵀ from at, columns L apart): 6 accumulators. */
+    private static void s6x1(float[] qt, int at, float[] k, int off, int w, float[] st, int s0, int hp) {
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
         for (int c = 0; c < w; c++) {
-            FloatVector q0 = FloatVector.fromArray(F, qt, c * qs + h0);
+            FloatVector q0 = FloatVector.fromArray(F, qt, at + c * L);
             a0 = q0.fma(FloatVector.broadcast(F, k[off + c]), a0);
             a1 = q0.fma(FloatVector.broadcast(F, k[off + ROW + c]), a1);
             a2 = q0.fma(FloatVector.broadcast(F, k[off + 2 * ROW + c]), a2);

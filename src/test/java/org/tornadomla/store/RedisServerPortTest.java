@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The test harness's cluster ports: redis-server refuses a cluster node above port 55535 (its bus listens on
- * port + 10000), which once failed CI when the kernel handed out 59851 five times over.
+ * port + 10000), which once failed CI: five tries with ports from bind(0) all failed, the last on 59851.
  */
 class RedisServerPortTest {
     @Test
