@@ -28,7 +28,7 @@ class GemmTest {
                         float[] qt = pack(q, regs32, w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
-                        if (regs32) Gemm.atRow32(qt, 0, hp, k, 0, w, n, st, 0);
+                        if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, 0, w, n, st, 0);
                         else Gemm.atRow16(qt, 0, hp, w, 0, k, 0, w, n, st, 0);
                         checkScores(q, hp, k, Gemm.ROW, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n);
                     }
