@@ -46,6 +46,9 @@ import static org.tornadomla.fast.Vec.L;
  *   spilled there. 6 × 2 blocks for the scores over Qᵀ in panels of two head vectors ({@link #qtIndex}), 6 × 2 for
  *   the values. 2-vCPU Zen 3 (AVX2), best rounds of benchmarks/vs-libtorch.sh before and after: B1 H128 T4096
  *   33.0 → 26.2 ms, B8 238 → 150 ms, B1 H16 T16384 19.6 → 15.2 ms (docs/benchmarks.md).</li>
+ *   <li>32 registers: Qᵀ in panels of three head vectors too ({@link #qtIndex}), each score kernel reading its panel
+ *   at a compile-time stride: on one core of a 2-core Xeon (AVX-512), s8x3 over one 64-row tile at 128 heads 147 →
+ *   195 GFLOP/s (peak 235); scores in the B1 H128 T4096 step 2.40 → 2.05 ms (docs/benchmarks.md).</li>
  * </ol>
  */
 final class Gemm {
