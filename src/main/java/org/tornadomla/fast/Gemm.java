@@ -177,25 +177,25 @@ final class Gemm {
      */
     static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0) {
         int vecs = hp / L, j = 0, paired = vecs & ~1;       // head vectors [0, paired) in panels of two, then one alone
-        int oddAt = q0 + paired * L * qw + c0 * L;          // the lone vector's panel (columns L apart)
+        int oddAt = panel(q0, paired, 1, qw, c0);          // the lone vector's panel (columns L apart)
         if (vecs == 1) {
             for (; j + 8 <= n; j += 8) s8x1(qt, oddAt, k, off + j * ROW, w, st, s0 + j * hp, hp);   // hp = L
         } else {
             for (; j + 6 <= n; j += 6) {
                 int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
+                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, hp);
                 if (paired < vecs) s6x1(qt, oddAt, k, ko, w, st, so + paired * L, hp);
             }
             for (; j + 4 <= n; j += 4) {
                 int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, q0 + v0 * L * qw + c0 * 2 * L, k, ko, w, st, so + v0 * L, hp);
+                for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, hp);
                 if (paired < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * hp + paired * L);
             }
         }
         for (; j < n; j++) {
             int ko = off + j * ROW, so = s0 + j * hp;
             for (int v0 = 0; v0 < paired; v0 += 2) {
-                int at = q0 + v0 * L * qw + c0 * 2 * L;
+                int at = panel(q0, v0, 2, qw, c0);
                 scoresRow(qt, 2 * L, at, 1, k, ko, w, st, so + v0 * L);
                 scoresRow(qt, 2 * L, at + L, 1, k, ko, w, st, so + (v0 + 1) * L);
             }
@@ -215,7 +215,7 @@ final class Gemm {
             for (; j + 8 <= n; j += 8) {
                 int ko = off + j * ROW, so = s0 + j * hp;
                 for (int v0 = 0; v0 < vecs; v0 += 3) {
-                    int pv = Math.min(3, vecs - v0), at = q0 + v0 * L * qw + c0 * pv * L;
+                    int pv = Math.min(3, vecs - v0), at = panel(q0, v0, pv, qw, c0);
                     if (pv == 3) s8x3(qt, at, k, ko, w, st, so + v0 * L, hp);
                     else if (pv == 2) s8x2(qt, at, k, ko, w, st, so + v0 * L, hp);
                     else s8x1(qt, at, k, ko, w, st, so + v0 * L, hp);
@@ -225,16 +225,24 @@ final class Gemm {
         for (; j < n; j++) {
             for (int v0 = 0; v0 < vecs; v0 += 3) {
                 int pv = Math.min(3, vecs - v0);
-                scoresRow(qt, pv * L, q0 + v0 * L * qw + c0 * pv * L, pv, k, off + j * ROW, w, st, s0 + j * hp + v0 * L);
+                scoresRow(qt, pv * L, panel(q0, v0, pv, qw, c0), pv, k, off + j * ROW, w, st, s0 + j * hp + v0 * L);
             }
         }
     }
 
-    /** One cached row against nv head vectors (the rows left over by the blocks); qt's head h0 of column 0 at h0. */
-    private static void scoresRow(float[] qt, int hp, int h0, int nv, float[] k, int off, int w, float[] st, int so) {
+    /**
+     * Column c0 of the panel of Qᵀ (from q0, qw columns) that starts at head vector v0 and holds {@code vectors} of them
+     * ({@link #qtIndex}).
+     */
+    private static int panel(int q0, int v0, int vectors, int qw, int c0) {
+        return q0 + v0 * L * qw + c0 * vectors * L;
+    }
+
+    /** One cached row against nv head vectors (the rows left over by the blocks); qt's head h0 of column 0 at h0, columns qs apart. */
+    private static void scoresRow(float[] qt, int qs, int h0, int nv, float[] k, int off, int w, float[] st, int so) {
         for (int v = 0; v < nv; v++) {
             FloatVector acc = FloatVector.zero(F);
-            for (int c = 0; c < w; c++) acc = FloatVector.fromArray(F, qt, c * hp + h0 + v * L).fma(FloatVector.broadcast(F, k[off + c]), acc);
+            for (int c = 0; c < w; c++) acc = FloatVector.fromArray(F, qt, c * qs + h0 + v * L).fma(FloatVector.broadcast(F, k[off + c]), acc);
             acc.intoArray(st, so + v * L);
         }
     }

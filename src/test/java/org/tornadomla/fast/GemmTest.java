@@ -50,6 +50,25 @@ class GemmTest {
         }
     }
 
+    @Test
+    void aColumnChunkOfQtWithEitherRegisterFile() {
+        // columns [c0, c0 + w) of a Qᵀ qw columns wide: the micro-kernels must find each panel's chunk (Gemm.scores
+        // takes this path for rows wider than 576, on the machine's register file only)
+        Random rnd = new Random(3);
+        int qw = 1200, c0 = 576, w = 400, n = 21;
+        for (int heads : new int[] {16, 40, 64, 128}) {
+            int hp = Gemm.paddedHeads(heads);
+            float[] q = random(rnd, qw * hp), k = random(rnd, n * Gemm.ROW), chunk = new float[w * hp];
+            for (int c = 0; c < w; c++) System.arraycopy(q, (c0 + c) * hp, chunk, c * hp, hp);
+            for (boolean regs32 : new boolean[] {false, true}) {
+                float[] qt = pack(q, regs32, qw, heads, hp), st = new float[n * hp];
+                if (regs32) Gemm.atRow32(qt, 0, hp, qw, c0, k, 0, w, n, st, 0);
+                else Gemm.atRow16(qt, 0, hp, qw, c0, k, 0, w, n, st, 0);
+                checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk regs" + (regs32 ? 32 : 16) + " H" + heads);
+            }
+        }
+    }
+
     /** Q[c, h] (padding heads zero) as Gemm.qtIndex lays it out for that register file. */
     private static float[] pack(float[] q, boolean regs32, int w, int heads, int hp) {
         float[] qt = new float[w * hp];
