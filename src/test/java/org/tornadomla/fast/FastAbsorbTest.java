@@ -8,8 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * absorb_q at one token row reads W^UK in memory order, at several rows in 64-column blocks: the same sums in the
- * same order, so the same bits, and both equal to a double-precision sum within f32 rounding.
+ * absorb_q at one token row reads W^UK in memory order, at several rows through Gemm's register blocks: the same
+ * sums in the same order, so the same bits, and both equal to a double-precision sum within f32 rounding; at many
+ * token rows absorb_q and unabsorb_v equal a double-precision sum.
  */
 class FastAbsorbTest {
     @Test
@@ -36,6 +37,45 @@ class FastAbsorbTest {
                     double want = 0;
                     for (int d = 0; d < dn; d++) want += (double) w[(h * (dn + dv) + d) * dc + c] * one[h * (dn + dr) + d];
                     assertTrue(Math.abs(want - lat1[i]) < 1e-4, "dn " + dn + " h" + h + " c" + c + ": " + lat1[i] + " against " + want);
+                }
+            }
+        }
+    }
+    @Test
+    void manyTokenRowsMatchADoubleSum() {
+        // rows that reach each block of the several-row paths: 2 and 7 (Gemm's small-head blocks), 33 and 70 (past
+        // unabsorb_v's blocks of 32 token rows, Gemm's 6-row blocks and their remainders); d_c 512 and 96 (a last
+        // block of latent dims narrower than 4 vectors); d_v 12 (a remainder after unabsorb_v's 8-row blocks).
+        // Tolerance 1e-4: sums of d_n or d_c products of numbers within ±0.5.
+        int heads = 3, dn = 16, dr = 8;
+        Random rnd = new Random(5);
+        for (int dc : new int[] {512, 96}) {
+            for (int dv : new int[] {16, 12}) {
+                float[] w = new float[heads * (dn + dv) * dc];
+                for (int i = 0; i < w.length; i++) w[i] = rnd.nextFloat() - 0.5f;
+                for (int rows : new int[] {2, 7, 33, 70}) {
+                    String what = "rows " + rows + " d_c " + dc + " d_v " + dv;
+                    float[] q = new float[rows * heads * (dn + dr)], oLat = new float[rows * heads * dc];
+                    for (int i = 0; i < q.length; i++) q[i] = rnd.nextFloat() - 0.5f;
+                    for (int i = 0; i < oLat.length; i++) oLat[i] = rnd.nextFloat() - 0.5f;
+                    float[] qLat = new float[rows * heads * dc], o = new float[rows * heads * dv];
+                    FastAbsorb.absorbQuery(q, w, qLat, rows, heads, dn, dr, dv, dc);
+                    FastAbsorb.unabsorbValue(oLat, w, o, rows, heads, dn, dv, dc);
+                    for (int r = 0; r < rows; r++) {
+                        for (int h = 0; h < heads; h++) {
+                            int rh = r * heads + h;
+                            for (int c = 0; c < dc; c++) {
+                                double want = 0;
+                                for (int d = 0; d < dn; d++) want += (double) w[(h * (dn + dv) + d) * dc + c] * q[rh * (dn + dr) + d];
+                                assertTrue(Math.abs(want - qLat[rh * dc + c]) < 1e-4, what + " q_lat r" + r + " h" + h + " c" + c + ": " + qLat[rh * dc + c] + " against " + want);
+                            }
+                            for (int v = 0; v < dv; v++) {
+                                double want = 0;
+                                for (int c = 0; c < dc; c++) want += (double) w[(h * (dn + dv) + dn + v) * dc + c] * oLat[rh * dc + c];
+                                assertTrue(Math.abs(want - o[rh * dv + v]) < 1e-4, what + " o r" + r + " h" + h + " v" + v + ": " + o[rh * dv + v] + " against " + want);
+                            }
+                        }
+                    }
                 }
             }
         }
