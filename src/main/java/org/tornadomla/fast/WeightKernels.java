@@ -338,7 +338,14 @@ public final class WeightKernels {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
                 for (int k = 0; k < 4; k++) decodeRowBf16(w, o + k, in, buf, k * in);
-                for (int r = 0; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
+                int r = 0;
+                // four token rows at a time against two decoded rows: 6 loads per 8 FMAs, where a token row at a
+                // time against four rows took 5 per 4; the same sums
+                for (; in % L == 0 && r + 4 <= rows; r += 4) {
+                    FastProjections.dot2x4(buf, 0, in, x, r, y, o, out);
+                    FastProjections.dot2x4(buf, 2 * in, in, x, r, y, o + 2, out);
+                }
+                for (; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
             }
             for (; o < end; o++) {
                 decodeRowBf16(w, o, in, buf, 0);
@@ -366,7 +373,14 @@ public final class WeightKernels {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
                 for (int k = 0; k < 4; k++) decodeRowFp8(w, scales, o + k, in, buf, k * in);
-                for (int r = 0; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
+                int r = 0;
+                // four token rows at a time against two decoded rows: 6 loads per 8 FMAs, where a token row at a
+                // time against four rows took 5 per 4; the same sums
+                for (; in % L == 0 && r + 4 <= rows; r += 4) {
+                    FastProjections.dot2x4(buf, 0, in, x, r, y, o, out);
+                    FastProjections.dot2x4(buf, 2 * in, in, x, r, y, o + 2, out);
+                }
+                for (; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
             }
             for (; o < end; o++) {
                 decodeRowFp8(w, scales, o, in, buf, 0);

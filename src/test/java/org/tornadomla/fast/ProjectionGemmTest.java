@@ -29,4 +29,41 @@ class ProjectionGemmTest {
             WeightKernelsTest.assertClose(expected, y, 1e-5, rows + "x" + in + "->" + out);
         }
     }
+    @Test
+    void fewRowsAndOneRowEqualTheProductAndEachDotProduct() {
+        // below MIN_ROWS: two weight rows against four token rows at a time (with rows and outputs left over), and
+        // matVec's four weight rows at a time; inputs a multiple of the vector length or not (the plain dot products).
+        // Tolerance 1e-4·sqrt(in): f32 sums of `in` products of N(0, 1) numbers. (Not bits: the Vector API's
+        // reduceLanes may add the lanes in another order once the JIT compiles a kernel.)
+        int l = Vec.L;
+        for (int rows : new int[] {1, 3, 6, 15}) {
+            for (int in : new int[] {16 * l, 32 * l + 0, 100}) {
+                for (int out : new int[] {47, 16, 33}) {
+                    String what = rows + "x" + in + "->" + out;
+                    float[] x = TestData.gaussian(3, rows * in), w = TestData.gaussian(4, out * in);
+                    float[] y = new float[rows * out];
+                    java.util.Arrays.fill(y, Float.NaN);
+                    FastProjections.matMul(x, w, y, rows, in, out);
+                    for (int r = 0; r < rows; r++) {
+                        for (int o = 0; o < out; o++) {
+                            double s = 0;
+                            for (int i = 0; i < in; i++) s += (double) x[r * in + i] * w[o * in + i];
+                            float want = (float) s;
+                            if (!(Math.abs(want - y[r * out + o]) <= 1e-4 * Math.sqrt(in))) {
+                                throw new AssertionError(what + " r" + r + " o" + o + ": " + y[r * out + o] + " against " + want);
+                            }
+                        }
+                    }
+                    float[] v = new float[out];
+                    java.util.Arrays.fill(v, Float.NaN);
+                    FastProjections.matVec(x, w, v, in, out);
+                    for (int o = 0; o < out; o++) {
+                        double s = 0;
+                        for (int i = 0; i < in; i++) s += (double) x[i] * w[o * in + i];
+                        if (!(Math.abs(s - v[o]) <= 1e-4 * Math.sqrt(in))) throw new AssertionError(what + " matVec o" + o + ": " + v[o] + " against " + s);
+                    }
+                }
+            }
+        }
+    }
 }
