@@ -7,22 +7,28 @@
 # per round and backend the mean ms of the timed runs after warm-up (the same statistic on both sides), then
 # the best round per backend and shape, and the ratio libtorch / java-fast (> 1: java-fast is faster).
 # Results: target/vs-libtorch/{java-*.csv,libtorch-N.csv,log.txt,summary.md}.
+# With --layer, afterwards the decode step of the whole DeepSeek-V3 layer (djl/TorchLayer: java-fast's MlaLayer
+# with f32, bf16 and FP8 weights against libtorch's model.py steps on the same weights dequantised to f32, B1
+# and B8 at T4096, alternating in one JVM after a check of the two outputs), then a prefill of 1024 and 4096
+# tokens with f32 and FP8 weights (java-fast's tiled path against model.py's absorb path with the causal mask):
+# target/vs-libtorch/{layer,prefill}.txt. The layer needs about 15 GB of memory and 15 minutes more.
 #
-# Usage: benchmarks/vs-libtorch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N]
+# Usage: benchmarks/vs-libtorch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer]
 #   defaults: 3 rounds; shapes 1:128:4096, 8:128:4096, 1:16:16384; 2000 ms timed per shape and backend
 #   (libtorch: that plus a second, as vs-torch.sh gives PyTorch); every core.
 # Needs a JDK 25 ($JAVA_HOME or Temurin 25 at its Debian path) and DJL's jars in ~/.m2 (the libtorch native
 # jar is 110 MB: Maven fetches it the first time unless it is there); nothing is downloaded at run time.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
-rounds=3; shapes="1:128:4096,8:128:4096,1:16:16384"; budget=2000; threads=$(nproc); check_shape="1:16:1024"
+rounds=3; shapes="1:128:4096,8:128:4096,1:16:16384"; budget=2000; threads=$(nproc); check_shape="1:16:1024"; layer=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
     --shapes) shapes="$2"; shift 2 ;;
     --budget-ms) budget="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
-    *) echo "usage: $0 [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N]" >&2; exit 2 ;;
+    --layer) layer=1; shift ;;
+    *) echo "usage: $0 [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer]" >&2; exit 2 ;;
   esac
 done
 jdk="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -96,3 +102,17 @@ text = "\n".join(["ms per step: the mean of each round's timed runs, best round;
 print("\n" + text)
 open(os.path.join(out, "summary.md"), "w").write(text + "\n")
 PY
+
+if [ "$layer" = 1 ]; then
+  echo "== layer: decode step of the DeepSeek-V3 layer, java-fast against libtorch (djl/TorchLayer)" | log
+  # 750 MB of f32 weights per side and form: a larger heap than the core's
+  "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.ai.djl.util.cuda.CudaUtils=error \
+    -cp "$cp" org.tornadomla.benchmarks.djl.TorchLayer --threads "$threads" --rounds "$rounds" --seconds "$((budget / 1000 + 1))" 2>&1 \
+    | grep -v '^WARNING: Using incubator' | tee "$out/layer.txt" | log
+  echo "== layer: prefill of 1024 and 4096 tokens (B1), java-fast (tiled) against libtorch (model.py's absorb, causal)" | log
+  "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.ai.djl.util.cuda.CudaUtils=error \
+    -cp "$cp" org.tornadomla.benchmarks.djl.TorchLayer --threads "$threads" --rounds 2 --prefill 1024,4096 --weights f32,fp8 2>&1 \
+    | grep -v '^WARNING: Using incubator' | tee "$out/prefill.txt" | log
+fi
