@@ -37,8 +37,9 @@ import java.util.SplittableRandom;
  * </pre>
  * java-fast runs {@link LayerBench} (MlaLayer's decode graph, absorbed path, f32 cache) with the same seed's weights
  * held as f32, bf16 or FP8; libtorch always gets them dequantised to f32 (what F.linear on a dequantised
- * checkpoint reads). {@code --check} first compares libtorch's y with java-fast's on the same weights (f32), cache
- * and x, within a relative tolerance.
+ * checkpoint reads). Before any timing it compares libtorch's y with java-fast's on the same weights (f32), cache
+ * and x, within a relative tolerance of 1e-3, and exits 1 if they differ ({@code --no-check} skips that). With
+ * {@code --prefill S,...} it times prefills of S tokens instead ({@link #prefills}).
  */
 public final class TorchLayer {
     static final long SEED = 42;
