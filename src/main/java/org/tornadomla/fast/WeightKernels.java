@@ -264,32 +264,6 @@ public final class WeightKernels {
         y[yo + 3 * yStride] = r3;
     }
 
-    /** y[yo + k·yStride] = Σ_i w[k·stride + i]·x[xo + i], k = 0 … 3: four decoded rows against one token row, in {@link #dot}'s order. */
-    private static void dot4(float[] w, int stride, float[] x, int xo, int n, float[] y, int yo, int yStride) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        int i = 0;
-        for (; i <= n - L; i += L) {
-            FloatVector xv = FloatVector.fromArray(F, x, xo + i);
-            a0 = FloatVector.fromArray(F, w, i).fma(xv, a0);
-            a1 = FloatVector.fromArray(F, w, stride + i).fma(xv, a1);
-            a2 = FloatVector.fromArray(F, w, 2 * stride + i).fma(xv, a2);
-            a3 = FloatVector.fromArray(F, w, 3 * stride + i).fma(xv, a3);
-        }
-        float r0 = a0.reduceLanes(VectorOperators.ADD), r1 = a1.reduceLanes(VectorOperators.ADD);
-        float r2 = a2.reduceLanes(VectorOperators.ADD), r3 = a3.reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) {
-            float xi = x[xo + i];
-            r0 += w[i] * xi;
-            r1 += w[stride + i] * xi;
-            r2 += w[2 * stride + i] * xi;
-            r3 += w[3 * stride + i] * xi;
-        }
-        y[yo] = r0;
-        y[yo + yStride] = r1;
-        y[yo + 2 * yStride] = r2;
-        y[yo + 3 * yStride] = r3;
-    }
-
     /** {@link #dot4Fp8} for bf16 rows. */
     private static void dot4Bf16(short[] w, int row0, int cols, float[] x, int xo, float[] y, int yo, int yStride) {
         int w0 = row0 * cols, w1 = w0 + cols, w2 = w1 + cols, w3 = w2 + cols;
@@ -338,14 +312,7 @@ public final class WeightKernels {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
                 for (int k = 0; k < 4; k++) decodeRowBf16(w, o + k, in, buf, k * in);
-                int r = 0;
-                // four token rows at a time against two decoded rows: 6 loads per 8 FMAs, where a token row at a
-                // time against four rows took 5 per 4; the same sums
-                for (; in % L == 0 && r + 4 <= rows; r += 4) {
-                    FastProjections.dot2x4(buf, 0, in, x, r, y, o, out);
-                    FastProjections.dot2x4(buf, 2 * in, in, x, r, y, o + 2, out);
-                }
-                for (; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
+                FastProjections.fourRows(buf, 0, in, x, rows, y, o, out);
             }
             for (; o < end; o++) {
                 decodeRowBf16(w, o, in, buf, 0);
@@ -373,14 +340,7 @@ public final class WeightKernels {
             int o = blk * ROWS_PER_TASK, end = Math.min(out, (blk + 1) * ROWS_PER_TASK);
             for (; o + 4 <= end; o += 4) {
                 for (int k = 0; k < 4; k++) decodeRowFp8(w, scales, o + k, in, buf, k * in);
-                int r = 0;
-                // four token rows at a time against two decoded rows: 6 loads per 8 FMAs, where a token row at a
-                // time against four rows took 5 per 4; the same sums
-                for (; in % L == 0 && r + 4 <= rows; r += 4) {
-                    FastProjections.dot2x4(buf, 0, in, x, r, y, o, out);
-                    FastProjections.dot2x4(buf, 2 * in, in, x, r, y, o + 2, out);
-                }
-                for (; r < rows; r++) dot4(buf, in, x, r * in, in, y, r * out + o, 1);
+                FastProjections.fourRows(buf, 0, in, x, rows, y, o, out);
             }
             for (; o < end; o++) {
                 decodeRowFp8(w, scales, o, in, buf, 0);
