@@ -13,7 +13,8 @@
 # 3. CompileGate.java assembles each PTX module with `ptxas -arch=sm_90 -v` or compiles each CUDA C module with
 #    `nvcc -cubin -arch=sm_90 -Xptxas -v` (NVRTC's options), and prints one line per kernel and the summary
 #    "N kernels compiled for sm_90 (ROUTE), F failed, S spilling"; the per-kernel table also goes to
-#    target/compile-gate/ROUTE/kernels.md.
+#    target/compile-gate/ROUTE/kernels.md. The CUDA route must also have compiled TensorCoreAttention.scores (the
+#    tensor-core scores it picks for a bf16 cache).
 # Exit code 0 when every module compiled on every route asked for, 1 otherwise, 2 when a tool is missing.
 # Needs: a JDK 25, Maven, gcc, the CUDA toolkit's nvcc and ptxas, and the TornadoVM SDK archives.
 # Env: GATE_MIN_KERNELS (default 30), GATE_JOBS (compiler processes, default nproc).
@@ -72,6 +73,12 @@ for route in $ROUTES; do
   drive sparse --sparse --weights-dtype f32 || { rc=1; continue; }
   "$JDK/bin/java" "$ROOT/tools/gpu/gate/CompileGate.java" --route "$route" --dump "$dir/dump" --jar "$dir/cli.jar" \
     --min-kernels "${GATE_MIN_KERNELS:-30}" --markdown "$dir/kernels.md" --jobs "${GATE_JOBS:-$(nproc)}" || rc=1
+  # the CUDA route picks the tensor-core scores for the absorbed path over a bf16 cache: a graph that silently
+  # stopped choosing them would otherwise pass with the plain kernels
+  if [ "$route" = cuda ] && ! grep -q '`TensorCoreAttention.scores` .*| ok |' "$dir/kernels.md"; then
+    echo "compile-gate: FAILED: the cuda route compiled no TensorCoreAttention.scores (the tensor-core scores were not chosen)" >&2
+    rc=1
+  fi
   echo "compile-gate: $route route took $((SECONDS - t0)) s"
 done
 exit $rc

@@ -127,6 +127,11 @@ public final class CheckCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "compared: the cache the device wrote (each number within f32 noise, or one code off in bf16/int8/fp8: "
                 + "cache_flips), and every prefill and decode output (device outputs poisoned with NaN first) against the reference "
                 + "over the device's cache codes; error = |device - reference| / max(1, |reference|), tol %.0e%n", tol != null ? tol : LayerCheck.TOL);
+        if (sets.values().stream().anyMatch(GraphExecutor::bf16TensorCores)) {
+            out.printf(Locale.ROOT, "tensor cores: the kernel-context sets take the absorbed path's scores and values over a bf16 cache as bf16 "
+                    + "mma.sync products, the query and the probabilities rounded to bf16 (TensorCoreAttention; compiled for sm_90 by the compile gate, "
+                    + "not yet run on a GPU by this project): those cases allow tol %.0e%n", tol != null ? tol : LayerCheck.TOL_BF16_PRODUCTS);
+        }
         out.flush();
 
         int pass = 0, fail = 0;

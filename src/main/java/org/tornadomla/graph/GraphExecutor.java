@@ -26,6 +26,15 @@ public interface GraphExecutor extends AutoCloseable {
     }
 
     /**
+     * True when this executor's ABSORBED scores and values over a bf16 cache take the query and the softmax's
+     * probabilities rounded to bf16 (tensor-core products, as FlashMLA does): {@code mla check} then allows
+     * {@code LayerCheck.TOL_BF16_PRODUCTS} for those cases.
+     */
+    default boolean bf16TensorCores() {
+        return false;
+    }
+
+    /**
      * How many heads one work item of this executor's tiled kernels serves: 8 for the plain kernels and
      * TornadoVM's (a head group), every head for java-fast (one task reads a tile for all heads).
      */

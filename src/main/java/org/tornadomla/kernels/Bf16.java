@@ -44,11 +44,20 @@ public final class Bf16 {
 
     /** Encodes a float to bf16, round to nearest even (kernel-safe). */
     public static short encode(float x, float[] pow2) {
+        return (short) encodeBits(x, pow2);
+    }
+
+    /**
+     * {@link #encode}'s bit pattern as an int in [0, 65535], never a {@code short}: TornadoVM 5.2's CUDA backend does
+     * arithmetic on a value that came from a {@code short} in 16 bits (a zero-extension is dropped), so kernels that
+     * pack two patterns into one word pack these.
+     */
+    public static int encodeBits(float x, float[] pow2) {
         int sign = x < 0f ? 0x8000 : 0;
         float a = x < 0f ? -x : x;
         int magnitude;
         if (a != a) {
-            return (short) 0x7FC0;
+            return 0x7FC0;
         } else if (a < pow2[24]) {
             // subnormal bf16: m = round(a·2^133), done as two exact scalings (2^133 overflows a float)
             magnitude = roundHalfEven(a * pow2[214] * pow2[219]);
@@ -73,7 +82,7 @@ public final class Bf16 {
             // a carry out of the mantissa (rounding up to 256) moves to the next exponent, or to +inf at e = 254
             magnitude = (lo << 7) + roundHalfEven(scaled) - 128;
         }
-        return (short) (sign | magnitude);
+        return sign | magnitude;
     }
 
     private static int roundHalfEven(float q) {

@@ -13,6 +13,8 @@ import org.tornadomla.kernels.Projections;
 import org.tornadomla.kernels.Softmax;
 import org.tornadomla.kernels.TopK;
 import uk.ac.manchester.tornado.api.GridScheduler;
+import uk.ac.manchester.tornado.api.KernelContext;
+import uk.ac.manchester.tornado.api.WorkerGrid1D;
 import uk.ac.manchester.tornado.api.ImmutableTaskGraph;
 import uk.ac.manchester.tornado.api.TaskGraph;
 import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
@@ -21,6 +23,8 @@ import uk.ac.manchester.tornado.api.TornadoProfilerResult;
 import uk.ac.manchester.tornado.api.common.TornadoDevice;
 import uk.ac.manchester.tornado.api.enums.DataTransferMode;
 import uk.ac.manchester.tornado.api.enums.ProfilerMode;
+import uk.ac.manchester.tornado.api.enums.TornadoVMBackendType;
+import uk.ac.manchester.tornado.api.types.arrays.FloatArray;
 
 import java.io.PrintWriter;
 import java.lang.invoke.CallSite;
@@ -79,6 +83,8 @@ public final class TornadoExecutor implements GraphExecutor {
     private final int computeUnits;
     private final PrintWriter profileOut;
     private final boolean kernelContext;
+    /** On TornadoVM's CUDA backend: the tensor-core tasks ({@link TensorCoreAttention}) where the shapes allow them. */
+    private final boolean tensorCores;
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
     /**
      * Held while a plan is built and compiled (its first execution), by every executor of this JVM: several
@@ -112,6 +118,7 @@ public final class TornadoExecutor implements GraphExecutor {
         TornadoDevice target = device == null ? TornadoDevices.defaultDevice() : device;
         this.deviceName = TornadoDevices.describe(target);
         this.computeUnits = Math.max(1, target.getPhysicalDevice().getDeviceMaxComputeUnits());
+        this.tensorCores = kernelContext && target.getTornadoVMBackend() == TornadoVMBackendType.CUDA;
         this.profileOut = profileOut;
     }
 
@@ -161,6 +168,12 @@ public final class TornadoExecutor implements GraphExecutor {
             s.residentOn(p, () -> p.last.transferToHost(s.arrays()));
         }
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
+    }
+
+    /** On the CUDA backend the ABSORBED scores and values over a bf16 cache are tensor-core products of bf16-rounded operands. */
+    @Override
+    public boolean bf16TensorCores() {
+        return tensorCores;
     }
 
     /** Each plan holds its own device copy of a cache: running another plan over it moves the cache (see {@link #execute}). */
@@ -232,7 +245,14 @@ public final class TornadoExecutor implements GraphExecutor {
         Plan(KernelGraph g) {
             List<TaskCall> calls = new ArrayList<>();
             GridScheduler grids = new GridScheduler();
+            List<Object> ownScratch = new ArrayList<>();   // buffers of the tensor-core tasks, not in the graph
             for (KernelGraph.Task t : g.tasks()) {
+                List<TaskCall> tc = tensorCores ? tensorCoreTasks(g, t, grids, ownScratch) : null;
+                if (tc != null) {
+                    calls.addAll(tc);
+                    kernels.put(t.id(), tc.get(1).kernel());
+                    continue;
+                }
                 TaskCall opt = kernelContext ? optimized(t, grids) : null;
                 calls.add(opt != null ? opt : new TaskCall(t.name(), t.id(), t.kernel(), t.args()));
                 kernels.put(t.id(), calls.getLast().kernel());
@@ -242,6 +262,7 @@ public final class TornadoExecutor implements GraphExecutor {
             for (TaskCall c : calls) used.addAll(Arrays.asList(c.args()));
             TaskGraph tg = new TaskGraph(g.name());
             tg.transferToDevice(DataTransferMode.FIRST_EXECUTION, arrays(g, used, KernelGraph.Role.WEIGHT, KernelGraph.Role.SCRATCH, KernelGraph.Role.STATE));
+            if (!ownScratch.isEmpty()) tg.transferToDevice(DataTransferMode.FIRST_EXECUTION, ownScratch.toArray());
             tg.transferToDevice(DataTransferMode.EVERY_EXECUTION, arrays(g, used, KernelGraph.Role.INPUT));
             for (TaskCall c : calls) addTask(tg, c);
             tg.transferToHost(DataTransferMode.EVERY_EXECUTION, arrays(g, used, KernelGraph.Role.OUTPUT));
@@ -326,6 +347,57 @@ public final class TornadoExecutor implements GraphExecutor {
             }
         }
         return null;
+    }
+
+    /**
+     * On the CUDA backend, the tasks that replace the ABSORBED path's {@code absorbedScores} and {@code absorbedValues}
+     * over a bf16 cache with tensor-core products ({@link TensorCoreAttention}: pack the bf16 operand, the MMA kernel,
+     * unpack into the graph's own buffer), their buffers added to {@code scratch}; null for any other task or shape
+     * (the task then takes the usual substitution).
+     */
+    private static List<TaskCall> tensorCoreTasks(KernelGraph g, KernelGraph.Task t, GridScheduler grids, List<Object> scratch) {
+        boolean scores = t.kernel().equals(KernelRef.of(AbsorbedAttention::absorbedScores).method());
+        boolean values = t.kernel().equals(KernelRef.of(AbsorbedAttention::absorbedValues).method());
+        if (!scores && !values) return null;
+        Map<String, Object> a = new java.util.HashMap<>();
+        java.lang.reflect.Parameter[] pp = t.kernel().getParameters();
+        for (int i = 0; i < pp.length; i++) a.put(pp[i].getName(), t.args()[i]);
+        int dtype = (Integer) a.get("dtype"), rows = (Integer) a.get("rows"), capacity = (Integer) a.get("capacity");
+        int heads = (Integer) a.get("heads"), dr = (Integer) a.get("dr"), dc = (Integer) a.get("dc");
+        if (scores ? !TensorCoreAttention.supports(dtype, heads, dc, dr) : !TensorCoreAttention.supportsValues(dtype, heads, dc, dr)) return null;
+        String mma = t.id() + "_mma";
+        int warps = scores ? TensorCoreAttention.groups(rows, heads, capacity) : TensorCoreAttention.valueGroups(rows, heads, dc);
+        WorkerGrid1D grid = new WorkerGrid1D(warps * TensorCoreAttention.WARP);
+        grid.setLocalWork(TensorCoreAttention.WARP, 1, 1);
+        grids.addWorkerGrid(g.name() + "." + mma, grid);
+        String pack = t.id() + "_bf16";
+        if (scores) {
+            int dn = (Integer) a.get("dn");
+            int[] qWords = new int[rows * heads * (dc + dr) / 2];
+            FloatArray tcScores = new FloatArray(rows * heads * TensorCoreAttention.padded(capacity));
+            scratch.add(qWords);
+            scratch.add(tcScores);
+            return List.of(
+                    new TaskCall(g.name() + "." + pack, pack, KernelRef.of(TensorCoreAttention::packQuery).method(),
+                            new Object[]{a.get("qLat"), a.get("q"), a.get("kvFloats"), qWords, rows, heads, dn, dr, dc}),
+                    new TaskCall(g.name() + "." + mma, mma, KernelRef.of(TensorCoreAttention::scores).method(),
+                            new Object[]{new KernelContext(), qWords, a.get("kvHalves"), a.get("attnMeta"), tcScores, capacity,
+                                    a.get("blockSize"), heads, dc, dr}),
+                    new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(TensorCoreAttention::unpackScores).method(),
+                            new Object[]{tcScores, a.get("scores"), a.get("attnMeta"), rows, capacity, heads, a.get("scale")}));
+        }
+        int[] pWords = new int[rows * heads * TensorCoreAttention.padded(capacity) / 2];
+        FloatArray tcValues = new FloatArray(rows * heads * dc);
+        scratch.add(pWords);
+        scratch.add(tcValues);
+        return List.of(
+                new TaskCall(g.name() + "." + pack, pack, KernelRef.of(TensorCoreAttention::packProbs).method(),
+                        new Object[]{a.get("probs"), a.get("kvFloats"), pWords, a.get("attnMeta"), rows, capacity, heads}),
+                new TaskCall(g.name() + "." + mma, mma, KernelRef.of(TensorCoreAttention::values).method(),
+                        new Object[]{new KernelContext(), pWords, a.get("kvHalves"), a.get("attnMeta"), tcValues, capacity,
+                                a.get("blockSize"), heads, dc, dr}),
+                new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(TensorCoreAttention::unpackValues).method(),
+                        new Object[]{tcValues, a.get("oLat"), rows, heads, dc}));
     }
 
     // ------------------------------------------------------------------ kernels as TornadoVM tasks
