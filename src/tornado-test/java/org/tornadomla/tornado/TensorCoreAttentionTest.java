@@ -34,6 +34,30 @@ class TensorCoreAttentionTest {
         return Bf16.decode(n % 2 == 0 ? word : word >>> 16, POW2);
     }
 
+    /** n bf16 numbers drawn from a standard normal distribution. */
+    private static short[] randomCache(Random rnd, int n) {
+        short[] kv = new short[n];
+        for (int i = 0; i < n; i++) kv[i] = Bf16.encode((float) rnd.nextGaussian(), POW2);
+        return kv;
+    }
+
+    /**
+     * A step's metadata: row r at {@code positions[r]} in sequence min(r, seqs − 1); sequence b's block table lists
+     * blocks {@code order[b·maxBlocks …]} of the paged cache, a shuffled order.
+     */
+    private static int[] pagedMeta(int[] positions, int seqs, int maxBlocks, int[] order) {
+        int rows = positions.length;
+        int[] meta = new int[(int) CacheLayout.metaLength(rows, seqs, maxBlocks)];
+        for (int b = 0; b < seqs; b++) {
+            for (int k = 0; k < maxBlocks; k++) meta[CacheLayout.metaTableStart(rows, seqs, maxBlocks, b) + k] = order[b * maxBlocks + k];
+        }
+        for (int r = 0; r < rows; r++) {
+            meta[2 * r] = positions[r];
+            meta[2 * r + 1] = CacheLayout.metaTableStart(rows, seqs, maxBlocks, Math.min(r, seqs - 1));
+        }
+        return meta;
+    }
+
     @Test
     void stagedTilesTimesEmulatedMmaEqualTheScoresInDoublePrecision() {
         int heads = 32, dn = 16, dc = 64, dr = 32, w = dc + dr, blockSize = 4, rows = 3, seqs = 2, maxBlocks = 6;
@@ -44,19 +68,9 @@ class TensorCoreAttentionTest {
         float[] q = new float[rows * heads * (dn + dr)];
         for (int i = 0; i < qLat.length; i++) qLat[i] = (float) rnd.nextGaussian();
         for (int i = 0; i < q.length; i++) q[i] = (float) rnd.nextGaussian();
-        // a paged cache of 12 blocks handed out in a shuffled order; sequence b's table lists its blocks
-        int blocks = seqs * maxBlocks;
-        short[] kvHalves = new short[blocks * blockSize * w];
-        for (int i = 0; i < kvHalves.length; i++) kvHalves[i] = Bf16.encode((float) rnd.nextGaussian(), POW2);
-        int[] meta = new int[(int) CacheLayout.metaLength(rows, seqs, maxBlocks)];
-        int[] order = {7, 2, 11, 0, 5, 9, 3, 10, 1, 6, 8, 4};
-        for (int b = 0; b < seqs; b++) {
-            for (int k = 0; k < maxBlocks; k++) meta[CacheLayout.metaTableStart(rows, seqs, maxBlocks, b) + k] = order[b * maxBlocks + k];
-        }
-        for (int r = 0; r < rows; r++) {
-            meta[2 * r] = positions[r];
-            meta[2 * r + 1] = CacheLayout.metaTableStart(rows, seqs, maxBlocks, Math.min(r, seqs - 1));
-        }
+        // a paged cache of 12 blocks handed out in a shuffled order
+        short[] kvHalves = randomCache(rnd, seqs * maxBlocks * blockSize * w);
+        int[] meta = pagedMeta(positions, seqs, maxBlocks, new int[]{7, 2, 11, 0, 5, 9, 3, 10, 1, 6, 8, 4});
 
         int[] qWords = new int[rows * heads * w / 2];
         TensorCoreAttention.packQuery(qLat, q, POW2, qWords, rows, heads, dn, dr, dc);
@@ -139,18 +153,8 @@ class TensorCoreAttentionTest {
         int capacity = 23;
         int[] positions = {22, 9, -1};                       // row 2 is padding: its o_lat must be zeros
         Random rnd = new Random(11);
-        int blocks = seqs * maxBlocks;
-        short[] kvHalves = new short[blocks * blockSize * w];
-        for (int i = 0; i < kvHalves.length; i++) kvHalves[i] = Bf16.encode((float) rnd.nextGaussian(), POW2);
-        int[] meta = new int[(int) CacheLayout.metaLength(rows, seqs, maxBlocks)];
-        int[] order = {4, 9, 1, 11, 6, 0, 8, 3, 10, 2, 7, 5};
-        for (int b = 0; b < seqs; b++) {
-            for (int k = 0; k < maxBlocks; k++) meta[CacheLayout.metaTableStart(rows, seqs, maxBlocks, b) + k] = order[b * maxBlocks + k];
-        }
-        for (int r = 0; r < rows; r++) {
-            meta[2 * r] = positions[r];
-            meta[2 * r + 1] = CacheLayout.metaTableStart(rows, seqs, maxBlocks, Math.min(r, seqs - 1));
-        }
+        short[] kvHalves = randomCache(rnd, seqs * maxBlocks * blockSize * w);
+        int[] meta = pagedMeta(positions, seqs, maxBlocks, new int[]{4, 9, 1, 11, 6, 0, 8, 3, 10, 2, 7, 5});
         // probabilities where the softmax wrote them (j ≤ position), garbage after: packProbs must zero it
         float[] probs = new float[rows * heads * capacity];
         for (int i = 0; i < probs.length; i++) probs[i] = i % capacity <= positions[i / capacity / heads] ? rnd.nextFloat() : 1e30f;
