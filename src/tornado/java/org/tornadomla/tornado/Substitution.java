@@ -26,6 +26,18 @@ import java.util.function.ToIntFunction;
 final class Substitution {
     /** The plain task's arguments by parameter name. */
     record Args(Map<String, Object> byName) {
+        /** Task t's arguments by the parameter names of its kernel. */
+        static Args of(KernelGraph.Task t) {
+            Parameter[] pp = t.kernel().getParameters();
+            Map<String, Object> byName = new LinkedHashMap<>();
+            for (int i = 0; i < pp.length; i++) byName.put(pp[i].getName(), t.args()[i]);
+            return new Args(byName);
+        }
+
+        Object get(String name) {
+            return byName.get(name);
+        }
+
         int i(String name) {
             Object v = byName.get(name);
             if (!(v instanceof Integer n)) throw new IllegalStateException("no int argument '" + name + "' in " + byName.keySet());
@@ -101,10 +113,8 @@ final class Substitution {
      * {@code grids}; null when the shapes are not supported.
      */
     Object[] arguments(KernelGraph.Task t, GridScheduler grids) {
-        Parameter[] pp = plain.getParameters();
-        Map<String, Object> byName = new LinkedHashMap<>();
-        for (int i = 0; i < pp.length; i++) byName.put(pp[i].getName(), t.args()[i]);
-        Args a = new Args(byName);
+        Args a = Args.of(t);
+        Map<String, Object> byName = a.byName();
         if (!when.test(a)) return null;
         Parameter[] rp = replacement.getParameters();
         Object[] args = new Object[rp.length];

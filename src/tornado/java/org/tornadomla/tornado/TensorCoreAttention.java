@@ -134,7 +134,7 @@ public final class TensorCoreAttention {
         int[] raw = ctx.allocateIntLocalArray(MAX_W * N);
         int lane = ctx.localIdx;
         int w = dc + dr;
-        int padded = (capacity + K - 1) / K * K;
+        int padded = padded(capacity);
         int tiles = padded / N;
         int headBlocks = heads / M;
         int t = ctx.groupIdx % tiles;
@@ -170,7 +170,7 @@ public final class TensorCoreAttention {
 
     /** scores[r, h, j] = scale·S[r·H + h, j] for j ≤ the row's position (what the plain kernel writes). */
     public static void unpackScores(FloatArray tcScores, float[] scores, int[] attnMeta, int rows, int capacity, int heads, float scale) {
-        int padded = (capacity + K - 1) / K * K;
+        int padded = padded(capacity);
         for (@Parallel int rh = 0; rh < rows * heads; rh++) {
             for (@Parallel int j = 0; j < capacity; j++) {
                 if (j <= CacheLayout.metaRowPosition(attnMeta, rh / heads)) {
@@ -197,7 +197,7 @@ public final class TensorCoreAttention {
 
     /** pWords[r·H + h, j/2] = bf16 probs[r, h, j], probs[r, h, j + 1] for j ≤ the row's position, 0 after it (the tiles read whole steps of 16). */
     public static void packProbs(float[] probs, float[] kvFloats, int[] pWords, int[] attnMeta, int rows, int capacity, int heads) {
-        int half = (capacity + K - 1) / K * K / 2;
+        int half = padded(capacity) / 2;
         for (@Parallel int rh = 0; rh < rows * heads; rh++) {
             for (@Parallel int jp = 0; jp < half; jp++) {
                 int pos = CacheLayout.metaRowPosition(attnMeta, rh / heads);
@@ -241,7 +241,7 @@ public final class TensorCoreAttention {
         int[] raw = ctx.allocateIntLocalArray(K * VALUE_COLS);
         int lane = ctx.localIdx;
         int w = dc + dr;
-        int half = (capacity + K - 1) / K * K / 2;
+        int half = padded(capacity) / 2;
         int colBlocks = dc / VALUE_COLS;
         int headBlocks = heads / M;
         int cb = ctx.groupIdx % colBlocks;

@@ -359,11 +359,8 @@ public final class TornadoExecutor implements GraphExecutor {
         boolean scores = t.kernel().equals(KernelRef.of(AbsorbedAttention::absorbedScores).method());
         boolean values = t.kernel().equals(KernelRef.of(AbsorbedAttention::absorbedValues).method());
         if (!scores && !values) return null;
-        Map<String, Object> a = new java.util.HashMap<>();
-        java.lang.reflect.Parameter[] pp = t.kernel().getParameters();
-        for (int i = 0; i < pp.length; i++) a.put(pp[i].getName(), t.args()[i]);
-        int dtype = (Integer) a.get("dtype"), rows = (Integer) a.get("rows"), capacity = (Integer) a.get("capacity");
-        int heads = (Integer) a.get("heads"), dr = (Integer) a.get("dr"), dc = (Integer) a.get("dc");
+        Substitution.Args a = Substitution.Args.of(t);
+        int dtype = a.i("dtype"), rows = a.i("rows"), capacity = a.i("capacity"), heads = a.i("heads"), dr = a.i("dr"), dc = a.i("dc");
         if (scores ? !TensorCoreAttention.supports(dtype, heads, dc, dr) : !TensorCoreAttention.supportsValues(dtype, heads, dc, dr)) return null;
         String mma = t.id() + "_mma";
         int warps = scores ? TensorCoreAttention.groups(rows, heads, capacity) : TensorCoreAttention.valueGroups(rows, heads, dc);
@@ -372,7 +369,7 @@ public final class TornadoExecutor implements GraphExecutor {
         grids.addWorkerGrid(g.name() + "." + mma, grid);
         String pack = t.id() + "_bf16";
         if (scores) {
-            int dn = (Integer) a.get("dn");
+            int dn = a.i("dn");
             int[] qWords = new int[rows * heads * (dc + dr) / 2];
             FloatArray tcScores = new FloatArray(rows * heads * TensorCoreAttention.padded(capacity));
             scratch.add(qWords);
