@@ -51,7 +51,7 @@ public final class LayerCheck {
     public static final double TOL = 1e-4;
     /**
      * Relative tolerance where the device rounds the query and the probabilities to bf16 ({@link GraphExecutor#bf16TensorCores}:
-     * TornadoVM's tensor-core scores and values over a bf16 cache): bf16 keeps 8 significant bits, a relative step of 2^-8 = 3.9e-3
+     * TornadoVM's tensor-core scores and values over a bf16 or fp8 cache): bf16 keeps 8 significant bits, a relative step of 2^-8 = 3.9e-3
      * per number; 1e-2, the tolerance of TornadoVM's own bf16 tensor-core GEMM test.
      */
     public static final double TOL_BF16_PRODUCTS = 1e-2;
@@ -156,7 +156,8 @@ public final class LayerCheck {
      */
     public Result check(GraphExecutor device, String kernels, AttentionPath path, CacheDtype dtype, int blockSize) {
         Run ref = reference.computeIfAbsent(path + "/" + dtype, k -> run(new JvmExecutor(), path, dtype, false, 0));
-        double tol = path == AttentionPath.ABSORBED && dtype == CacheDtype.BF16 && device.bf16TensorCores() ? TOL_BF16_PRODUCTS : TOL;
+        boolean tensorCoreCache = dtype == CacheDtype.BF16 || dtype == CacheDtype.FP8;
+        double tol = path == AttentionPath.ABSORBED && tensorCoreCache && device.bf16TensorCores() ? TOL_BF16_PRODUCTS : TOL;
         Run dev;
         try {
             dev = run(device, path, dtype, true, blockSize);

@@ -25,7 +25,8 @@ import java.util.concurrent.Callable;
 @Command(name = "check", mixinStandardHelpOptions = true,
         description = "Run a prefill and decode steps of one MLA layer (DeepSeek-V3 attention geometry, seeded random weights, "
                 + "sequences of different lengths) on a backend and on the JVM reference kernels; print one "
-                + "PASS|FAIL line per path × cache dtype × kernel set with the largest errors. Exit code 1 if any case fails.")
+                + "PASS|FAIL line per path × cache dtype × kernel set with the largest errors. Exit code 1 if any case fails. On TornadoVM's "
+                + "CUDA backend this is also the first check of the tensor-core scores and values (compiled, not yet run on a GPU).")
 public final class CheckCommand implements Callable<Integer> {
     /** Exit code when a case fails (2 stays for bad input). */
     static final int FAILED = 1;
@@ -128,7 +129,7 @@ public final class CheckCommand implements Callable<Integer> {
                 + "cache_flips), and every prefill and decode output (device outputs poisoned with NaN first) against the reference "
                 + "over the device's cache codes; error = |device - reference| / max(1, |reference|), tol %.0e%n", tol != null ? tol : LayerCheck.TOL);
         if (sets.values().stream().anyMatch(GraphExecutor::bf16TensorCores)) {
-            out.printf(Locale.ROOT, "tensor cores: the kernel-context sets take the absorbed path's scores and values over a bf16 cache as bf16 "
+            out.printf(Locale.ROOT, "tensor cores: the kernel-context sets take the absorbed path's scores and values over a bf16 or fp8 cache as bf16 "
                     + "mma.sync products, the query and the probabilities rounded to bf16 (TensorCoreAttention; compiled for sm_90 by the compile gate, "
                     + "not yet run on a GPU by this project): those cases allow tol %.0e%n", tol != null ? tol : LayerCheck.TOL_BF16_PRODUCTS);
         }

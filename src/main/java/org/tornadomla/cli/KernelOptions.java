@@ -13,8 +13,9 @@ import java.io.PrintWriter;
 /** The options every command that runs the layer shares: backend, device, cache storage, tiling. */
 public final class KernelOptions {
     @Option(names = "--backend", description = "java-reference (alias java: the reference kernels, sequential), java-fast "
-            + "(multi-threaded, Vector API) or tornado (a TornadoVM device); default: java-fast when the JVM has the Vector API "
-            + "module jdk.incubator.vector (./mla adds it), else java-reference")
+            + "(multi-threaded, Vector API) or tornado (a TornadoVM device; on its CUDA backend the absorbed path's scores and values "
+            + "over a bf16 or fp8 cache run on tensor cores, compiled for sm_90 but not yet run on a GPU by this project); "
+            + "default: java-fast when the JVM has the Vector API module jdk.incubator.vector (./mla adds it), else java-reference")
     String backend;
 
     /** The default backend: java-fast when this JVM has the Vector API module, java-reference when it does not. */

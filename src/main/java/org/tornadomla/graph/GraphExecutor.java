@@ -26,7 +26,7 @@ public interface GraphExecutor extends AutoCloseable {
     }
 
     /**
-     * True when this executor's ABSORBED scores and values over a bf16 cache take the query and the softmax's
+     * True when this executor's ABSORBED scores and values over a bf16 or fp8 cache take the query and the softmax's
      * probabilities rounded to bf16 (tensor-core products, as FlashMLA does): {@code mla check} then allows
      * {@code LayerCheck.TOL_BF16_PRODUCTS} for those cases.
      */

@@ -2,6 +2,7 @@ package org.tornadomla.tornado;
 
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.kernels.Fp8;
 import uk.ac.manchester.tornado.api.KernelContext;
 import uk.ac.manchester.tornado.api.annotations.Parallel;
 import uk.ac.manchester.tornado.api.enums.MMAShape;
@@ -10,11 +11,12 @@ import uk.ac.manchester.tornado.api.types.arrays.FloatArray;
 
 /**
  * The ABSORBED path's scores and values on NVIDIA tensor cores (TornadoVM's CUDA backend only), chosen by
- * {@link TornadoExecutor} on that backend for a bf16 cache. Each of the two tasks becomes three:
+ * {@link TornadoExecutor} on that backend for a bf16 or fp8 cache (an fp8 tile is decoded into bf16 as it is staged,
+ * as FlashMLA decodes its fp8 cache into shared memory). Each of the two tasks becomes three:
  * <ul>
  *   <li>{@code absorbedScores}: {@link #packQuery} rounds [q_lat | q_pe] of every (row, head) to bf16 once, two numbers a word;
  *   {@link #scores}, one warp per (row, block of {@link #M} = 16 heads, tile of {@link #N} = 8 cached rows), stages
- *   the heads' query and the tile's bf16 latent rows [c_kv | k_pe] into shared memory and takes S = Q·Cᵀ as
+ *   the heads' query and the tile's latent rows [c_kv | k_pe] as bf16 into shared memory and takes S = Q·Cᵀ as
  *   (d_c + d_r)/16 {@code mma.sync.m16n8k16} bf16 products (f32 accumulators) into a
  *   [rows·H, padded] {@link FloatArray}; {@link #unpackScores} writes scale·S for j ≤ the row's position into the
  *   graph's own score buffer.</li>
@@ -49,9 +51,14 @@ public final class TensorCoreAttention {
     /** One warp per work-group: every MMA call is a collective of the 32 lanes of a warp. */
     public static final int WARP = 32;
 
-    /** Shapes the kernel serves: a bf16 cache, heads in blocks of 16, d_c and d_r in steps of 16, d_c + d_r ≤ 576. */
+    /**
+     * Shapes the kernel serves: a bf16 or fp8 cache, heads in blocks of 16, d_c and d_r in steps of 16, d_c + d_r ≤ 576.
+     * An fp8 number times its ue8m0 scale (a power of two) is exact in bf16, so both caches reach the tensor cores as
+     * stored; an f32 cache would be rounded and an int8 one has no bf16 table, so those keep the plain kernels.
+     */
     public static boolean supports(int dtype, int heads, int dc, int dr) {
-        return dtype == CacheLayout.BF16 && heads % M == 0 && dc % K == 0 && dr % K == 0 && dc + dr <= MAX_W;
+        return (dtype == CacheLayout.BF16 || dtype == CacheLayout.FP8) && heads % M == 0 && dc % K == 0 && dr % K == 0
+                && dc + dr <= MAX_W;
     }
 
     /** Row length of the score matrix and of P in bf16: the capacity rounded up to whole steps of {@link #K} cached rows. */
@@ -113,13 +120,31 @@ public final class TensorCoreAttention {
     }
 
     /**
-     * Number i (&lt; 8·w) of cached rows j0 … j0 + 7 ([8, w]) as an int, 0 at or past {@code len} (those slots may not
-     * exist). The kernel stores it into an {@code int[]} first: that store sign-extends the {@code short} on every
-     * backend, and the words are packed from int loads ({@link #pack}).
+     * The bf16 bit pattern of number col (&lt; w) of a slot, as an int: a bf16 cache's half as stored (sign-extended,
+     * {@link #pack} masks it), an fp8 latent number decoded and times its block's scale, then encoded (exact: the scale
+     * is a power of two), an fp8 cache's rope part as stored. Two returns, no conditional expression: the int and the
+     * short stay apart in the generated code.
      */
-    static int latentRaw(short[] kvHalves, int[] attnMeta, int table, int j0, int len, int blockSize, int w, int i) {
+    static int cacheBits(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, int slot, int col, int w, int dc) {
+        if (dtype == CacheLayout.FP8) {
+            if (col < dc) {
+                return Bf16.encodeBits(Fp8.decode(kvBytes[CacheLayout.fp8LatentIndex(slot, col, dc)], kvFloats)
+                        * kvFloats[CacheLayout.fp8ScaleIndex(slot, col, dc)], kvFloats);
+            }
+            return kvHalves[CacheLayout.fp8RopeIndex(slot, col - dc, w - dc)];
+        }
+        return kvHalves[CacheLayout.valueIndex(slot, col, w)];
+    }
+
+    /**
+     * Number i (&lt; 8·w) of cached rows j0 … j0 + 7 ([8, w]) as a bf16 pattern in an int ({@link #cacheBits}), 0 at
+     * or past {@code len} (those slots may not exist). The kernel stores it into an {@code int[]} first, and the words
+     * are packed from int loads ({@link #pack}).
+     */
+    static int latentRaw(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, int[] attnMeta, int table, int j0,
+                         int len, int blockSize, int dc, int w, int i) {
         int j = j0 + i / w;
-        return j < len ? kvHalves[CacheLayout.valueIndex(CacheLayout.slot(attnMeta, table, j, blockSize), i % w, w)] : 0;
+        return j < len ? cacheBits(kvFloats, kvHalves, kvBytes, dtype, CacheLayout.slot(attnMeta, table, j, blockSize), i % w, w, dc) : 0;
     }
 
     /**
@@ -127,8 +152,8 @@ public final class TensorCoreAttention {
      * tile wholly past the row's position (and every tile of a padding row) is skipped, and {@link #unpackScores} never
      * reads it. Launch: {@link #groups} work-groups of {@link #WARP} threads. Shared memory 45 KB at w = 576.
      */
-    public static void scores(KernelContext ctx, int[] qWords, short[] kvHalves, int[] attnMeta, FloatArray tcScores,
-                              int capacity, int blockSize, int heads, int dc, int dr) {
+    public static void scores(KernelContext ctx, int[] qWords, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
+                              int[] attnMeta, FloatArray tcScores, int capacity, int blockSize, int heads, int dc, int dr) {
         int[] aTile = ctx.allocateIntLocalArray(MAX_W * M / 2);
         int[] bTile = ctx.allocateIntLocalArray(MAX_W * N / 2);
         int[] raw = ctx.allocateIntLocalArray(MAX_W * N);
@@ -151,7 +176,7 @@ public final class TensorCoreAttention {
                 aTile[aWord(i / pairs, 2 * (i % pairs))] = qWords[queryWord(r, hb, heads, pairs, i)];
             }
             for (int i = lane; i < N * w; i += WARP) {
-                raw[i] = latentRaw(kvHalves, attnMeta, table, j0, len, blockSize, w, i);
+                raw[i] = latentRaw(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, len, blockSize, dc, w, i);
             }
             ctx.localBarrier();
             for (int i = lane; i < (N / 2) * w; i += WARP) {
@@ -213,10 +238,11 @@ public final class TensorCoreAttention {
         return (r * heads + hb * M + i / (K / 2)) * half + j0 / 2 + i % (K / 2);
     }
 
-    /** Number i (&lt; 16·32) of c_kv[slot(j0 … j0 + 15), c0 … c0 + 31] as an int ([16, 32]), 0 at or past {@code len}. */
-    static int valueRaw(short[] kvHalves, int[] attnMeta, int table, int j0, int len, int c0, int blockSize, int w, int i) {
+    /** Number i (&lt; 16·32) of c_kv[slot(j0 … j0 + 15), c0 … c0 + 31] as a bf16 pattern in an int ([16, 32]), 0 at or past {@code len}. */
+    static int valueRaw(float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, int[] attnMeta, int table, int j0, int len,
+                        int c0, int blockSize, int dc, int w, int i) {
         int j = j0 + i / VALUE_COLS;
-        return j < len ? kvHalves[CacheLayout.valueIndex(CacheLayout.slot(attnMeta, table, j, blockSize), c0 + i % VALUE_COLS, w)] : 0;
+        return j < len ? cacheBits(kvFloats, kvHalves, kvBytes, dtype, CacheLayout.slot(attnMeta, table, j, blockSize), c0 + i % VALUE_COLS, w, dc) : 0;
     }
 
     /**
@@ -234,8 +260,8 @@ public final class TensorCoreAttention {
      * context in steps of 16 cached rows (f32 accumulators; a padding row stores zeros). Launch: {@link #valueGroups}
      * work-groups of {@link #WARP} threads.
      */
-    public static void values(KernelContext ctx, int[] pWords, short[] kvHalves, int[] attnMeta, FloatArray tcValues,
-                              int capacity, int blockSize, int heads, int dc, int dr) {
+    public static void values(KernelContext ctx, int[] pWords, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
+                              int[] attnMeta, FloatArray tcValues, int capacity, int blockSize, int heads, int dc, int dr) {
         int[] aTile = ctx.allocateIntLocalArray(M * K / 2);
         int[] bTile = ctx.allocateIntLocalArray(K * VALUE_COLS / 2);
         int[] raw = ctx.allocateIntLocalArray(K * VALUE_COLS);
@@ -259,7 +285,7 @@ public final class TensorCoreAttention {
                 aTile[i] = pWords[probWord(r, hb, heads, half, j0, i)];
             }
             for (int i = lane; i < K * VALUE_COLS; i += WARP) {
-                raw[i] = valueRaw(kvHalves, attnMeta, table, j0, len, c0, blockSize, w, i);
+                raw[i] = valueRaw(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, len, c0, blockSize, dc, w, i);
             }
             ctx.localBarrier();
             for (int i = lane; i < K * VALUE_COLS / 2; i += WARP) {

@@ -170,7 +170,7 @@ public final class TornadoExecutor implements GraphExecutor {
         if (profileOut != null) Profiles.print(profileOut, graph, plan.last);
     }
 
-    /** On the CUDA backend the ABSORBED scores and values over a bf16 cache are tensor-core products of bf16-rounded operands. */
+    /** On the CUDA backend the ABSORBED scores and values over a bf16 or fp8 cache are tensor-core products of bf16-rounded operands. */
     @Override
     public boolean bf16TensorCores() {
         return tensorCores;
@@ -351,7 +351,7 @@ public final class TornadoExecutor implements GraphExecutor {
 
     /**
      * On the CUDA backend, the tasks that replace the ABSORBED path's {@code absorbedScores} and {@code absorbedValues}
-     * over a bf16 cache with tensor-core products ({@link TensorCoreAttention}: pack the bf16 operand, the MMA kernel,
+     * over a bf16 or fp8 cache with tensor-core products ({@link TensorCoreAttention}: pack the bf16 operand, the MMA kernel,
      * unpack into the graph's own buffer), their buffers added to {@code scratch}; null for any other task or shape
      * (the task then takes the usual substitution).
      */
@@ -378,7 +378,7 @@ public final class TornadoExecutor implements GraphExecutor {
                     new TaskCall(g.name() + "." + pack, pack, KernelRef.of(TensorCoreAttention::packQuery).method(),
                             new Object[]{a.get("qLat"), a.get("q"), a.get("kvFloats"), qWords, rows, heads, dn, dr, dc}),
                     new TaskCall(g.name() + "." + mma, mma, KernelRef.of(TensorCoreAttention::scores).method(),
-                            new Object[]{new KernelContext(), qWords, a.get("kvHalves"), a.get("attnMeta"), tcScores, capacity,
+                            new Object[]{new KernelContext(), qWords, a.get("kvFloats"), a.get("kvHalves"), a.get("kvBytes"), dtype, a.get("attnMeta"), tcScores, capacity,
                                     a.get("blockSize"), heads, dc, dr}),
                     new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(TensorCoreAttention::unpackScores).method(),
                             new Object[]{tcScores, a.get("scores"), a.get("attnMeta"), rows, capacity, heads, a.get("scale")}));
@@ -391,7 +391,7 @@ public final class TornadoExecutor implements GraphExecutor {
                 new TaskCall(g.name() + "." + pack, pack, KernelRef.of(TensorCoreAttention::packProbs).method(),
                         new Object[]{a.get("probs"), a.get("kvFloats"), pWords, a.get("attnMeta"), rows, capacity, heads}),
                 new TaskCall(g.name() + "." + mma, mma, KernelRef.of(TensorCoreAttention::values).method(),
-                        new Object[]{new KernelContext(), pWords, a.get("kvHalves"), a.get("attnMeta"), tcValues, capacity,
+                        new Object[]{new KernelContext(), pWords, a.get("kvFloats"), a.get("kvHalves"), a.get("kvBytes"), dtype, a.get("attnMeta"), tcValues, capacity,
                                 a.get("blockSize"), heads, dc, dr}),
                 new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(TensorCoreAttention::unpackValues).method(),
                         new Object[]{tcValues, a.get("oLat"), rows, heads, dc}));
