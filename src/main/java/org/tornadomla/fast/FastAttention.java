@@ -45,6 +45,9 @@ import static org.tornadomla.fast.Vec.L;
  *   (best of alternating runs, 2026-12-01). A vector load per line gained less (1.26: Java does not align
  *   arrays, so each load straddles two lines); the same touch before the scores, whose 8 or 16 row streams the
  *   prefetchers follow, gained nothing. The tiled path touches each tile before its scores too (1–3 %).</li>
+ *   <li>the touch only where {@link Vec#TOUCH} says so: not on an Intel CPU, where the values' own reads kept the
+ *   prefetchers busy and the touch was a pass that waited on memory alone (2-core Xeon, 2026-12-03: B1 H16 T16384
+ *   values 1.76–1.81 → 1.51–1.58 ms, split_tiles 2.70–2.77 → 2.53–2.58; B1 H128 values 2.15–2.24 → 1.97–2.06).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -196,9 +199,9 @@ public final class FastAttention {
                 int stride = src == kvFloats ? w : ws;
                 // P read in place, a head's row capacity numbers after the last (version 4);
                 // the values walk the tile by 64-column blocks, 64 rows 2304 bytes apart each: read from memory in
-                // that order the prefetchers do not keep up, so a tile read in place is first touched in order
-                // (version 6)
-                if (src == kvFloats) Vec.touch(src, off, off + n * w);
+                // that order the prefetchers do not keep up on a Zen 5, so a tile read in place is first touched in
+                // order there (versions 6 and 7)
+                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);
                 Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
             }
         });

@@ -60,7 +60,7 @@ public final class FastOnlineSoftmax {
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && FastAttention.inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 int stride = src == kvFloats ? w : ws;
-                if (src == kvFloats) Vec.touch(src, off, off + n * w);     // in order first, as FastAttention's values do
+                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);     // in order first where Vec.TOUCH says, as FastAttention's values
                 Gemm.scores(qt, r * w * hp, hp, src, off, stride, w, n, st, 0);
                 update(st, n, hp, stats, j0 == lo);
                 for (int h = 0; h < heads; h++) {

@@ -71,6 +71,32 @@ final class Vec {
         return val.reinterpretAsInts().or(v.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats();
     }
 
+    /**
+     * Whether kernels touch a tile or a block of weights in order ({@link #touch}) before they walk it in another
+     * order. On an AMD Zen 5 the prefetchers fell behind 64 cached rows read 64 columns at a time and the touch made
+     * the values faster (B1 H128 1.51 → 1.45 ms, H16 1.36–1.42 → 1.09–1.13); on an Intel Xeon (AVX-512, 2 MB L2 a core)
+     * the same reads kept up without it and the touch, a pass that waits on memory with nothing to overlap it, cost more
+     * than it saved (docs/cpu-kernels.md §7). From the CPU's vendor ({@code /proc/cpuinfo}; touch where it cannot be
+     * read); {@code -Dtornadomla.fast.touch=true|false} overrides it, for A/B runs on one machine.
+     */
+    static final boolean TOUCH = switch (System.getProperty("tornadomla.fast.touch", "")) {
+        case "true" -> true;
+        case "false" -> false;
+        default -> !"GenuineIntel".equals(cpuVendor());
+    };
+
+    /** The vendor_id line of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD"), or "" where there is none. */
+    static String cpuVendor() {
+        try (java.io.BufferedReader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of("/proc/cpuinfo"))) {
+            for (String l; (l = r.readLine()) != null; ) {
+                if (l.startsWith("vendor_id")) return l.substring(l.indexOf(':') + 1).strip();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux, or unreadable: no vendor
+        }
+        return "";
+    }
+
     /** Where {@link #touch} leaves its sum, so that the JIT keeps the loads. */
     private static final float[] TOUCHED = new float[1];
 
