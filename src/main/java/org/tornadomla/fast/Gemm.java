@@ -49,6 +49,9 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>32 registers: Qᵀ in panels of three head vectors too ({@link #qtIndex}), each score kernel reading its panel
  *   at a compile-time stride: on one core of a 2-core Xeon (AVX-512), s8x3 over one 64-row tile at 128 heads 147 →
  *   195 GFLOP/s (peak 235); scores in the B1 H128 T4096 step 2.40 → 2.05 ms (docs/benchmarks.md).</li>
+ *   <li>rows narrower than {@link #ROW} by a divisor (MiniCPM3's 288) read in place as interleaved sets of rows
+ *   ROW apart, not copied to the stride first: GeometryTasks on the Xeon, f32 cache, alternating, 256 + 32 at 128
+ *   heads 228–234 → 240–252 GFLOP/s, minicpm3-4b (40 heads) 182–187 → 191–200.</li>
  * </ol>
  */
 final class Gemm {
@@ -136,6 +139,16 @@ final class Gemm {
      * go in column chunks of ROW, each chunk's scores added to the last: the micro-kernels at any width.
      */
     static void scores(float[] qt, int q0, int hp, float[] k, int off, int stride, int w, int n, float[] st, int s0) {
+        if (w <= ROW && stride == w && ROW % w == 0 && w < ROW) {
+            // rows w apart, w a divisor of ROW (288 = 256 + 32: MiniCPM3): m = ROW/w of them side by side fill one row
+            // of ROW numbers, so rows s, s + m, s + 2m, … lie ROW apart from row s and the kernels read them in place,
+            // without the copy below; their scores go to st rows m·hp apart
+            int m = ROW / w;
+            for (int set = 0; set < m && set < n; set++) {
+                atRow(qt, q0, hp, w, 0, k, off + set * w, w, (n - set + m - 1) / m, st, s0 + set * hp, m * hp);
+            }
+            return;
+        }
         if (w <= ROW) {
             if (stride != ROW) {
                 float[] wide = Vec.scratch(AT_ROW, n * ROW);
@@ -143,7 +156,7 @@ final class Gemm {
                 k = wide;
                 off = 0;
             }
-            atRow(qt, q0, hp, w, 0, k, off, w, n, st, s0);
+            atRow(qt, q0, hp, w, 0, k, off, w, n, st, s0, hp);
             return;
         }
         float[] wide = Vec.scratch(AT_ROW, n * ROW), part = Vec.scratch(CHUNK, n * hp);
@@ -151,9 +164,9 @@ final class Gemm {
             int cw = Math.min(ROW, w - c0);
             for (int r = 0; r < n; r++) System.arraycopy(k, off + r * stride + c0, wide, r * ROW, cw);
             if (c0 == 0) {
-                atRow(qt, q0, hp, w, 0, wide, 0, cw, n, st, s0);
+                atRow(qt, q0, hp, w, 0, wide, 0, cw, n, st, s0, hp);
             } else {
-                atRow(qt, q0, hp, w, c0, wide, 0, cw, n, part, 0);
+                atRow(qt, q0, hp, w, c0, wide, 0, cw, n, part, 0, hp);
                 Vec.axpy(1f, part, 0, st, s0, n * hp);
             }
         }
@@ -163,11 +176,12 @@ final class Gemm {
 
     /**
      * The micro-kernels over n rows at the stride {@link #ROW}: columns [c0, c0 + w) of Qᵀ, whose rows are qw wide
-     * (w ≤ ROW).
+     * (w ≤ ROW); row j's scores into st[s0 + j·sts …] (sts = hp, or a multiple of it for the interleaved rows of
+     * {@link #scores}).
      */
-    private static void atRow(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0) {
-        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0);
-        else atRow16(qt, q0, hp, qw, c0, k, off, w, n, st, s0);
+    private static void atRow(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
+        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
+        else atRow16(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
     }
 
     /**
@@ -175,25 +189,25 @@ final class Gemm {
      * (12 accumulators, 2 loads of Qᵀ and 6 broadcasts per 12 FMAs), an odd head vector 6 × 1, the 4 rows a 64-row
      * tile leaves 4 × 2; H ≤ L: 8 × 1.
      */
-    static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0) {
+    static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         int vecs = hp / L, j = 0, paired = vecs & ~1;       // head vectors [0, paired) in panels of two, then one alone
         int oddAt = panel(q0, paired, 1, qw, c0);          // the lone vector's panel (columns L apart)
         if (vecs == 1) {
-            for (; j + 8 <= n; j += 8) s8x1(qt, oddAt, k, off + j * ROW, w, st, s0 + j * hp, hp);   // hp = L
+            for (; j + 8 <= n; j += 8) s8x1(qt, oddAt, k, off + j * ROW, w, st, s0 + j * sts, sts);   // hp = L
         } else {
             for (; j + 6 <= n; j += 6) {
-                int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, hp);
-                if (paired < vecs) s6x1(qt, oddAt, k, ko, w, st, so + paired * L, hp);
+                int ko = off + j * ROW, so = s0 + j * sts;
+                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, sts);
+                if (paired < vecs) s6x1(qt, oddAt, k, ko, w, st, so + paired * L, sts);
             }
             for (; j + 4 <= n; j += 4) {
-                int ko = off + j * ROW, so = s0 + j * hp;
-                for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, hp);
-                if (paired < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * hp + paired * L);
+                int ko = off + j * ROW, so = s0 + j * sts;
+                for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, sts);
+                if (paired < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * sts + paired * L);
             }
         }
         for (; j < n; j++) {
-            int ko = off + j * ROW, so = s0 + j * hp;
+            int ko = off + j * ROW, so = s0 + j * sts;
             for (int v0 = 0; v0 < paired; v0 += 2) {
                 int at = panel(q0, v0, 2, qw, c0);
                 scoresRow(qt, 2 * L, at, 1, k, ko, w, st, so + v0 * L);
@@ -204,28 +218,28 @@ final class Gemm {
     }
 
     /** {@link #atRow} with 32 vector registers (AVX-512), Qᵀ in panels of three head vectors ({@link #qtIndex}). */
-    static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0) {
+    static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
-            for (; j + 16 <= n; j += 16) s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * hp, hp);
-            for (; j + 8 <= n; j += 8) s8x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * hp, hp);
+            for (; j + 16 <= n; j += 16) s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
+            for (; j + 8 <= n; j += 8) s8x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
         } else {
             // a block of 8 cached rows against every panel before the next block: the rows stay in L1
             for (; j + 8 <= n; j += 8) {
-                int ko = off + j * ROW, so = s0 + j * hp;
+                int ko = off + j * ROW, so = s0 + j * sts;
                 for (int v0 = 0; v0 < vecs; v0 += 3) {
                     int pv = Math.min(3, vecs - v0), at = panel(q0, v0, pv, qw, c0);
-                    if (pv == 3) s8x3(qt, at, k, ko, w, st, so + v0 * L, hp);
-                    else if (pv == 2) s8x2(qt, at, k, ko, w, st, so + v0 * L, hp);
-                    else s8x1(qt, at, k, ko, w, st, so + v0 * L, hp);
+                    if (pv == 3) s8x3(qt, at, k, ko, w, st, so + v0 * L, sts);
+                    else if (pv == 2) s8x2(qt, at, k, ko, w, st, so + v0 * L, sts);
+                    else s8x1(qt, at, k, ko, w, st, so + v0 * L, sts);
                 }
             }
         }
         for (; j < n; j++) {
             for (int v0 = 0; v0 < vecs; v0 += 3) {
                 int pv = Math.min(3, vecs - v0);
-                scoresRow(qt, pv * L, panel(q0, v0, pv, qw, c0), pv, k, off + j * ROW, w, st, s0 + j * hp + v0 * L);
+                scoresRow(qt, pv * L, panel(q0, v0, pv, qw, c0), pv, k, off + j * ROW, w, st, s0 + j * sts + v0 * L);
             }
         }
     }

@@ -28,8 +28,8 @@ class GemmTest {
                         float[] qt = pack(q, regs32, w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
-                        if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, 0, w, n, st, 0);
-                        else Gemm.atRow16(qt, 0, hp, w, 0, k, 0, w, n, st, 0);
+                        if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, 0, w, n, st, 0, hp);
+                        else Gemm.atRow16(qt, 0, hp, w, 0, k, 0, w, n, st, 0, hp);
                         checkScores(q, hp, k, Gemm.ROW, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n);
                     }
                 }
@@ -51,6 +51,25 @@ class GemmTest {
     }
 
     @Test
+    void narrowRowsAreReadInPlaceAtTheirOwnStride() {
+        // rows w apart: a divisor of 576 (288, 192, 144, 96) is read in place as ROW/w interleaved sets of rows, any
+        // other width is copied to the stride 576 first; every (row, head) written, either way
+        Random rnd = new Random(9);
+        for (int w : new int[] {288, 192, 144, 96, 280}) {
+            for (int heads : new int[] {8, 16, 40, 128}) {
+                int hp = Gemm.paddedHeads(heads);
+                float[] q = random(rnd, w * hp);
+                for (int n : new int[] {1, 2, 3, 5, 17, 63, 64}) {
+                    float[] k = random(rnd, n * w), st = new float[n * hp];
+                    java.util.Arrays.fill(st, Float.NaN);
+                    Gemm.scores(pack(q, Gemm.REGS32, w, heads, hp), 0, hp, k, 0, w, w, n, st, 0);
+                    checkScores(q, hp, k, w, w, n, heads, st, "w" + w + " H" + heads + " n" + n);
+                }
+            }
+        }
+    }
+
+    @Test
     void aColumnChunkOfQtWithEitherRegisterFile() {
         // columns [c0, c0 + w) of a Qᵀ qw columns wide: the micro-kernels must find each panel's chunk (Gemm.scores
         // takes this path for rows wider than 576, on the machine's register file only)
@@ -62,8 +81,8 @@ class GemmTest {
             for (int c = 0; c < w; c++) System.arraycopy(q, (c0 + c) * hp, chunk, c * hp, hp);
             for (boolean regs32 : new boolean[] {false, true}) {
                 float[] qt = pack(q, regs32, qw, heads, hp), st = new float[n * hp];
-                if (regs32) Gemm.atRow32(qt, 0, hp, qw, c0, k, 0, w, n, st, 0);
-                else Gemm.atRow16(qt, 0, hp, qw, c0, k, 0, w, n, st, 0);
+                if (regs32) Gemm.atRow32(qt, 0, hp, qw, c0, k, 0, w, n, st, 0, hp);
+                else Gemm.atRow16(qt, 0, hp, qw, c0, k, 0, w, n, st, 0, hp);
                 checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk regs" + (regs32 ? 32 : 16) + " H" + heads);
             }
         }
