@@ -64,6 +64,19 @@ class GemmTest {
                     java.util.Arrays.fill(st, Float.NaN);
                     Gemm.scores(pack(q, Gemm.REGS32, w, heads, hp), 0, hp, k, 0, w, w, n, st, 0);
                     checkScores(q, hp, k, w, w, n, heads, st, "w" + w + " H" + heads + " n" + n);
+                    if (576 % w != 0) continue;
+                    // the interleaved sets through either register file's kernels, their rows m·hp apart in st
+                    int m = 576 / w;
+                    for (boolean regs32 : new boolean[] {false, true}) {
+                        float[] qt = pack(q, regs32, w, heads, hp);
+                        java.util.Arrays.fill(st, Float.NaN);
+                        for (int set = 0; set < m && set < n; set++) {
+                            int rowsOfSet = (n - set + m - 1) / m;
+                            if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, set * w, w, rowsOfSet, st, set * hp, m * hp);
+                            else Gemm.atRow16(qt, 0, hp, w, 0, k, set * w, w, rowsOfSet, st, set * hp, m * hp);
+                        }
+                        checkScores(q, hp, k, w, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " interleaved w" + w + " H" + heads + " n" + n);
+                    }
                 }
             }
         }
