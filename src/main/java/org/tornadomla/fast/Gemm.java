@@ -115,6 +115,10 @@ final class Gemm {
         default -> F.vectorBitSize() >= 512;
     };
     private static final ThreadLocal<float[]> AT_ROW = ThreadLocal.withInitial(() -> new float[0]);
+    /** Floats per 64-byte line. */
+    private static final int LINE = 16;
+    /** Where s16x1 leaves the sum of what it read ahead, so that the JIT keeps the loads. */
+    private static final float[] AHEAD = new float[1];
 
     /**
      * The row stride of a tile copied or decoded for the kernels: {@link #ROW} for rows up to that width (the score
@@ -222,7 +226,13 @@ final class Gemm {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
-            for (; j + 16 <= n; j += 16) s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
+            // each block also reads ahead the 16 rows after it (the next tile's first ones after the last block),
+            // clamped into the array: B1 H16, scores 0.41–0.44 → 0.36–0.38 ms at T4096 and 1.46–1.56 → 1.15–1.30 at
+            // T16384 on a 2-core Xeon (alternating runs of ./mla bench --breakdown, 2026-12-03)
+            for (; j + 16 <= n; j += 16) {
+                int pf = Math.min(off + (j + 16) * ROW, k.length - LINE * w);
+                s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);
+            }
             for (; j + 8 <= n; j += 8) s8x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
         } else {
             // a block of 8 cached rows against every panel before the next block: the rows stay in L1
@@ -558,11 +568,18 @@ final class Gemm {
         a70.intoArray(st, s0 + 7 * hp);
     }
 
-    /** 16 rows × 1 head vector: 16 accumulators; per latent column 1 load of Qᵀ and 16 broadcasts of K for 16 FMAs. */
-    private static void s16x1(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
+    /**
+     * 16 rows × 1 head vector: 16 accumulators; per latent column 1 load of Qᵀ and 16 broadcasts of K for 16 FMAs,
+     * and one number of k[pf …] (one per 64-byte line: the next 16 rows at pf, 16·w numbers in bounds) summed into a
+     * number the JIT cannot drop. At 16 heads a cached number carries 32 FLOPs and the kernel waits on the L3; those
+     * loads start the next block's lines while this block computes (Java has no prefetch instruction).
+     */
+    private static void s16x1(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp, int pf) {
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a06 = a00, a07 = a00, a08 = a00, a09 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
+        float ahead = 0f;
         for (int c = 0; c < w; c++) {
             FloatVector q0 = FloatVector.fromArray(F, qt, c * L + h0);
+            ahead += k[pf + c * LINE];
             a00 = q0.fma(FloatVector.broadcast(F, k[off + c]), a00);
             a01 = q0.fma(FloatVector.broadcast(F, k[off + ROW + c]), a01);
             a02 = q0.fma(FloatVector.broadcast(F, k[off + 2 * ROW + c]), a02);
@@ -580,6 +597,7 @@ final class Gemm {
             a14 = q0.fma(FloatVector.broadcast(F, k[off + 14 * ROW + c]), a14);
             a15 = q0.fma(FloatVector.broadcast(F, k[off + 15 * ROW + c]), a15);
         }
+        AHEAD[0] = ahead;
         a00.intoArray(st, s0);
         a01.intoArray(st, s0 + hp);
         a02.intoArray(st, s0 + 2 * hp);
