@@ -11,6 +11,8 @@
 #                          plain kernels only)
 #   layer.csv              mla bench --layer-only: the whole layer's decode step, bytes copied in and out
 #   torch.csv, torch-peaks.csv   torch_absorb.py, where python3 has PyTorch with CUDA: DeepSeek's absorb einsums
+#   bench-tc.csv, bench-notc.csv     CUDA route only: mla bench on the absorbed path (bf16 cache, H128 T4096, B128 and
+#                          B1) with the tensor-core tasks, then with -Dtornadomla.tensorCores=false (the KernelContext kernels)
 #   bench.csv, bench-transfers.csv   mla bench --grid flashmla: the attention core over FlashMLA's grid
 #   nvidia-smi.txt, nvidia-smi.csv   nvidia-smi, where present
 #   run-log.tsv, run.log   each step: exit code, seconds, command; everything printed
@@ -34,7 +36,7 @@ for a in "$@"; do
 done
 mkdir -p "$OUT" || { echo "run.sh: error: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
-KIT_FILES_OUT=(devices.txt check.txt check-sparse.txt layer.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
+KIT_FILES_OUT=(devices.txt check.txt check-sparse.txt layer.csv bench-tc.csv bench-notc.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
 for d in "$OUT" "$OUT/cuda" "$OUT/ptx" "$OUT/opencl"; do for f in "${KIT_FILES_OUT[@]}"; do rm -f "$d/$f"; done; done
 LOG_TSV="$OUT/run-log.tsv"   # where step() logs; a route's steps log into its own folder
 T0=$(date +%s)
@@ -172,6 +174,7 @@ run_route() {
   local JOPTS=(-Djava.awt.headless=true "-Xmx$XMX" "@$SDK/tornado-argfile" "@$KIT/tornado.argfile" -Dtornado.recover.bailout=False)
   [ -n "$DEVMEM" ] && JOPTS+=("-Dtornado.device.memory=$DEVMEM")
   wrapper mla "$JAVA" "${JOPTS[@]}" -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
+  wrapper mla-notc "$JAVA" "${JOPTS[@]}" -Dtornadomla.tensorCores=false -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
   say "== route $route (SDK $(basename "$SDK")), until ${end} s"
   # Budgets: each step has its own limit and never more than what is left of this route's share (keeping 40 s
   # for the grid's minimum and the report); the grid gets the rest. --quick (PoCL, small shapes) is generous.
@@ -184,6 +187,9 @@ run_route() {
   else
     CHECK_S=$(( share * 30 / 100 )); SPARSE_S=$(( share * 12 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 22 / 100 ))
   fi
+  # the tensor-core pair (CUDA route): the compute-bound shape of issue 24's targets first, then a memory-bound one
+  local TC_LIMIT=$(( share * 4 / 100 )) TC_S=$(( share * 10 / 100 ))
+  local TC_ARGS=(bench --backend tornado --path absorbed --dtype bf16 --heads 128 --context 4096 --batch 128,1 --check-limit 200)
   local DEVICE_OK=0 rc
   # the first device step under a short timeout: a broken driver shows here, not as a hang in every step
   if step devices.txt 90 "$rout/devices.txt" mla devices && grep -qE '^[0-9]+:[0-9]+ ' "$rout/devices.txt"; then
@@ -206,6 +212,11 @@ run_route() {
     step layer.csv "$(cap $LAYER_S)" "$rout/layer.stdout" mla bench --layer-only "${Q[@]}" --backend tornado --layer-csv "$rout/layer.csv" \
       --time-limit-s "$LAYER_LIMIT" || fail 3
     cat "$rout/layer.stdout" >>"$OUT/run.log"; rm -f "$rout/layer.stdout"
+    if [ "$route" = cuda ]; then
+      step bench-tc.csv "$(cap $TC_S)" "$rout/bench-tc.stdout" mla "${TC_ARGS[@]}" --csv "$rout/bench-tc.csv" --time-limit-s "$TC_LIMIT" || fail 3
+      step bench-notc.csv "$(cap $TC_S)" "$rout/bench-notc.stdout" mla-notc "${TC_ARGS[@]}" --csv "$rout/bench-notc.csv" --time-limit-s "$TC_LIMIT" || fail 3
+      cat "$rout/bench-tc.stdout" "$rout/bench-notc.stdout" >>"$OUT/run.log" 2>/dev/null; rm -f "$rout/bench-tc.stdout" "$rout/bench-notc.stdout"
+    fi
     # the grid: what is left of the share, less 60 s for its last shape and the report; the timeout is the hard stop
     local GRID_LIMIT GRID_S
     if [ "$QUICK" = 1 ]; then GRID_LIMIT=150; GRID_S=270; else GRID_LIMIT=$(( end - $(elapsed) - 60 )); GRID_S=$(( end - $(elapsed) - 25 )); fi

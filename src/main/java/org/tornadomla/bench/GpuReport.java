@@ -28,6 +28,8 @@ import java.util.Map;
  *  check-sparse.txt  mla check --backend tornado --sparse (DeepSeek-V3.2's sparse attention)
  *  bench.csv         mla bench --grid flashmla (backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s)
  *  bench-transfers.csv  the same run, one profiled step per shape: kernel ms, bytes in and out
+ *  bench-tc.csv, bench-notc.csv  CUDA route: mla bench --path absorbed with the tensor-core tasks, and with
+ *                    -Dtornadomla.tensorCores=false (the KernelContext kernels); bench.csv's header
  *  layer.csv         mla bench --layer-only (whole layer decode step)
  *  torch.csv         torch_absorb.py: DeepSeek's absorb einsums in PyTorch on the same GPU (bench.csv's header)
  *  torch-peaks.csv   torch_absorb.py: measured copy bandwidth and GEMM throughput (what,value,unit,how)
@@ -159,6 +161,7 @@ public final class GpuReport {
         checkSection(md, "check-sparse.txt", "mla check --backend tornado --sparse",
                 "DeepSeek-V3.2's sparse attention (the indexer, top-k and the sparse gathers) per path × cache dtype × kernel set");
         benchSection(md);
+        tensorCoreSection(md);
         layerSection(md);
         if (!missing.isEmpty()) {
             md.append("## Not produced\n\n");
@@ -332,6 +335,36 @@ public final class GpuReport {
             // e.g. a machine without fonts for headless AWT: the tables above carry every number anyway
             md.append("(No chart: drawing it failed on this machine: ").append(e).append(")\n\n");
         }
+    }
+
+    /**
+     * bench-tc.csv beside bench-notc.csv (the CUDA route's pair; nothing when neither is there, since the other routes
+     * never write them): the same absorbed-path shapes with and without the tensor-core tasks, and TFLOP/s.
+     */
+    private void tensorCoreSection(StringBuilder md) {
+        boolean any = Files.isRegularFile(dir.resolve("bench-tc.csv")) || Files.isRegularFile(dir.resolve("bench-notc.csv"));
+        if (!any) return;
+        List<Row> tc = rows("bench-tc.csv"), plain = rows("bench-notc.csv");
+        Map<String, Row> plainByKey = new LinkedHashMap<>();
+        for (Row r : plain) plainByKey.put(r.key(), r);
+        Map<String, Row> tcByKey = new LinkedHashMap<>();
+        for (Row r : tc) tcByKey.put(r.key(), r);
+        java.util.Set<String> keys = new java.util.LinkedHashSet<>(tcByKey.keySet());
+        keys.addAll(plainByKey.keySet());
+        md.append("## Tensor cores (bench-tc.csv, `").append(command("bench-tc.csv", "mla bench --path absorbed"))
+                .append("`; bench-notc.csv, the same with -Dtornadomla.tensorCores=false)\n\n");
+        md.append("The absorbed path's scores and values as `mma.sync` bf16 products (TensorCoreAttention), against the KernelContext ")
+                .append("kernels the CUDA backend runs without them; ms/step as in bench.csv, TFLOP/s per docs/design.md §1.3. ")
+                .append("A speed-up above 1 means the tensor cores are faster. Whether their outputs are right is check.txt's `absorbed bf16` ")
+                .append("and `absorbed fp8` lines.\n\n");
+        md.append("| cache | H | B | T | tensor cores ms | TFLOP/s | KernelContext ms | TFLOP/s | speed-up |\n|---|---|---|---|---|---|---|---|---|\n");
+        for (String k : keys) {
+            Row t = tcByKey.get(k), p = plainByKey.get(k), r = t != null ? t : p;
+            md.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", r.dtype(), r.heads(), r.batch(), r.context(),
+                    t == null ? "-" : num(t.ms()), t == null ? "-" : num(t.gflopPerS() / 1000), p == null ? "-" : num(p.ms()),
+                    p == null ? "-" : num(p.gflopPerS() / 1000), t == null || p == null ? "-" : num(p.ms() / t.ms())));
+        }
+        md.append('\n');
     }
 
     /** The chart: the largest head count at its largest measured context, every batch and dtype, tornado and torch bars. */

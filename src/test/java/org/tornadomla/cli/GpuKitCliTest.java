@@ -217,6 +217,31 @@ class GpuKitCliTest {
     }
 
     @Test
+    void gpuReportSetsTheTensorCoresBesideTheKernelContextKernels() throws IOException {
+        Path out = dir.resolve("tc");
+        Files.createDirectories(out);
+        // B128: 2.0 ms with tensor cores, 6.0 without (speed-up 3); B1 only without (its tensor-core run hit the time limit)
+        Files.writeString(out.resolve("bench-tc.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,absorbed,bf16,128,128,4096,2.0,302.0,73000\n");
+        Files.writeString(out.resolve("bench-notc.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,absorbed,bf16,128,128,4096,6.0,100.7,24333\n"
+                + "tornado:0:0,absorbed,bf16,1,128,4096,0.25,18.9,4562\n");
+        Files.writeString(out.resolve("run-log.tsv"), "bench-tc.csv\t0\t30\tmla bench --backend tornado --path absorbed --dtype bf16\t\n");
+        CliTest.Run r = mla("gpu-report", out.toString());
+        assertEquals(0, r.code(), r.err());
+        String md = Files.readString(out.resolve("summary.md"));
+        assertTrue(md.contains("## Tensor cores (bench-tc.csv, `mla bench --backend tornado --path absorbed --dtype bf16`"), md);
+        assertTrue(md.contains("| bf16 | 128 | 128 | 4096 | 2.00 | 73.0 | 6.00 | 24.3 | 3.00 |"), md);
+        assertTrue(md.contains("| bf16 | 128 | 1 | 4096 | - | - | 0.250 | 4.56 | - |"), md);
+
+        // without the pair (any route but CUDA) there is no such section and nothing is missing for it
+        Files.delete(out.resolve("bench-tc.csv"));
+        Files.delete(out.resolve("bench-notc.csv"));
+        Files.writeString(out.resolve("run-log.tsv"), "check.txt\t0\t12\tmla check --backend tornado\t\n");
+        assertEquals(0, mla("gpu-report", out.toString()).code());
+        String none = Files.readString(out.resolve("summary.md"));
+        assertFalse(none.contains("Tensor cores") || none.contains("bench-tc.csv") || none.contains("bench-notc.csv"), none);
+    }
+
+    @Test
     void gpuReportOfTwoRoutesSetsThemAndPyTorchSideBySide() throws IOException {
         Path out = dir.resolve("routes");
         for (String r : new String[] {"cuda", "ptx"}) {

@@ -271,6 +271,26 @@ class TensorCoreAttentionTest {
     }
 
     @Test
+    void thePropertyTurnsTheTensorCoresOffAndRefusesAnythingButTrueOrFalse() {
+        String saved = System.getProperty(TornadoExecutor.TENSOR_CORES);
+        try {
+            System.clearProperty(TornadoExecutor.TENSOR_CORES);
+            assertTrue(TornadoExecutor.tensorCoresAllowed(), "on by default");
+            System.setProperty(TornadoExecutor.TENSOR_CORES, "false");
+            assertFalse(TornadoExecutor.tensorCoresAllowed());
+            System.setProperty(TornadoExecutor.TENSOR_CORES, "TRUE");
+            assertTrue(TornadoExecutor.tensorCoresAllowed());
+            System.setProperty(TornadoExecutor.TENSOR_CORES, "off");
+            org.tornadomla.MlaException e = org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class,
+                    TornadoExecutor::tensorCoresAllowed);
+            assertTrue(e.getMessage().contains("-Dtornadomla.tensorCores must be true or false, found 'off'"), e.getMessage());
+        } finally {
+            if (saved == null) System.clearProperty(TornadoExecutor.TENSOR_CORES);
+            else System.setProperty(TornadoExecutor.TENSOR_CORES, saved);
+        }
+    }
+
+    @Test
     void shapesOutsideTheKernelAreRefused() {
         assertTrue(TensorCoreAttention.supports(CacheLayout.BF16, 128, 512, 64));
         assertTrue(TensorCoreAttention.supports(CacheLayout.BF16, 16, 256, 32));

@@ -96,6 +96,21 @@ public final class TornadoExecutor implements GraphExecutor {
     /** Plans built so far (compiled on first execution): a continuous batch must not build one per step. */
     private int plansBuilt;
 
+    /** The system property that turns the tensor-core tasks off ({@code -Dtornadomla.tensorCores=false}). */
+    public static final String TENSOR_CORES = "tornadomla.tensorCores";
+
+    /**
+     * {@value #TENSOR_CORES}: true (the default) or false, which keeps the KernelContext kernels on the CUDA backend
+     * too: for a GPU where the tensor-core tasks fail {@code mla check}, and for timing them against those kernels
+     * (the GPU kit's bench-notc.csv). Anything else is refused.
+     */
+    static boolean tensorCoresAllowed() {
+        String v = System.getProperty(TENSOR_CORES, "true");
+        if (v.equalsIgnoreCase("true")) return true;
+        if (v.equalsIgnoreCase("false")) return false;
+        throw new MlaException("-D" + TENSOR_CORES + " must be true or false, found '" + v + "'");
+    }
+
     /** On TornadoVM's default device or "backend:device", with the KernelContext decode kernel. */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut) {
         this(deviceSpec, profileOut, true);
@@ -109,6 +124,7 @@ public final class TornadoExecutor implements GraphExecutor {
      */
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut, boolean kernelContext) {
         this.kernelContext = kernelContext;
+        boolean tensorCoresAllowed = tensorCoresAllowed();   // checked on every backend: a typo fails here too
         String bailout = System.getProperty("tornado.recover.bailout");
         if (bailout == null || !bailout.equalsIgnoreCase("false")) {
             throw new MlaException("TornadoVM runs need -Dtornado.recover.bailout=False (found " + bailout
@@ -118,7 +134,7 @@ public final class TornadoExecutor implements GraphExecutor {
         TornadoDevice target = device == null ? TornadoDevices.defaultDevice() : device;
         this.deviceName = TornadoDevices.describe(target);
         this.computeUnits = Math.max(1, target.getPhysicalDevice().getDeviceMaxComputeUnits());
-        this.tensorCores = kernelContext && target.getTornadoVMBackend() == TornadoVMBackendType.CUDA;
+        this.tensorCores = tensorCoresAllowed && kernelContext && target.getTornadoVMBackend() == TornadoVMBackendType.CUDA;
         this.profileOut = profileOut;
     }
 
