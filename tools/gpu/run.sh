@@ -187,9 +187,10 @@ run_route() {
   else
     CHECK_S=$(( share * 30 / 100 )); SPARSE_S=$(( share * 12 / 100 )); LAYER_LIMIT=$(( share * 10 / 100 )); LAYER_S=$(( share * 22 / 100 ))
   fi
-  # the tensor-core pair (CUDA route): the compute-bound shape of issue 24's targets first, then a memory-bound one
-  local TC_LIMIT=$(( share * 4 / 100 )) TC_S=$(( share * 10 / 100 ))
-  local TC_ARGS=(bench --backend tornado --path absorbed --dtype bf16 --heads 128 --context 4096 --batch 128,1 --check-limit 200)
+  # the tensor-core pair (CUDA route): the compute-bound shape of the targets first, then a memory-bound one; the CSV
+  # is written after each shape, so a run stopped by its timeout keeps what it timed
+  local TC_LIMIT=$(( share * 4 / 100 )) TC_S=$(( share * 15 / 100 ))
+  local TC_ARGS=(bench --backend tornado --path absorbed --dtype bf16 --heads 128 --context 4096 --batch 128,1 --check-limit 200 --budget-ms 300)
   local DEVICE_OK=0 rc
   # the first device step under a short timeout: a broken driver shows here, not as a hang in every step
   if step devices.txt 90 "$rout/devices.txt" mla devices && grep -qE '^[0-9]+:[0-9]+ ' "$rout/devices.txt"; then
