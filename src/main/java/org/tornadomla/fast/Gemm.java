@@ -277,7 +277,20 @@ final class Gemm {
      */
     static void values(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                        float[] o, int o0, int oh) {
-        if (REGS32) values32(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh);
+        if (REGS32) values32(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh, false);
+        else values16(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh);
+    }
+
+    /**
+     * {@link #values} over a tile of the cache that the next tile follows in k (rows off + n·w on; anything else in
+     * k is only read, never used): with up to 16 heads and 32 registers the 8-head blocks read the next tile's lines
+     * ahead as they compute, a slice each. At 16 heads a cached number carries 32 FLOPs and the values wait on the L3:
+     * B1 H16 on a 2-core Xeon, values 1.72–1.80 → 1.47–1.63 ms at T16384 and 0.445–0.455 → 0.38–0.45 at T4096 (the old
+     * and the new jar alternating, 2026-12-03).
+     */
+    static void valuesReadingAhead(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
+                                   float[] o, int o0, int oh) {
+        if (REGS32) values32(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh, true);
         else values16(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh);
     }
 
@@ -304,7 +317,7 @@ final class Gemm {
 
     /** {@link #values} with 32 vector registers (AVX-512). */
     static void values32(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
-                         float[] o, int o0, int oh) {
+                         float[] o, int o0, int oh, boolean readAhead) {
         // up to 16 heads (DeepSeek-V3 split 8 ways): groups of 8 against 3, then 2, vectors of latent dims (512 =
         // 10·48 + 32), where 6-head blocks would leave 4 of 16 heads to v2x4. Alone on a core 181 → 220 GFLOP/s;
         // in the step, B1 H16 T16384, values 1.21–1.25 → 1.13–1.19 ms (five alternating runs), split_tiles 2.02–2.08
@@ -312,8 +325,17 @@ final class Gemm {
         // not alone (213 against 224 GFLOP/s).
         int h8 = heads <= 16 ? heads / 8 * 8 : 0, c = c0;
         if (h8 > 0) {
+            // read ahead: call q of the tile's 8-head blocks takes the q-th slice of 2·n lines after the tile, clamped into k
+            int call = 0, last = k.length - 2 * LINE * n;
             for (; c + 3 * L <= c1; c += 3 * L) {
-                for (int h = 0; h < h8; h += 8) v8x3(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+                for (int h = 0; h < h8; h += 8, call++) {
+                    if (readAhead && last >= 0) {
+                        int pf = Math.min(last, off + n * w + call * 2 * LINE * n);
+                        v8x3Ahead(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh, pf);
+                    } else {
+                        v8x3(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
+                    }
+                }
             }
             for (; c + 2 * L <= c1; c += 2 * L) {
                 for (int h = 0; h < h8; h += 8) v8x2(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
@@ -371,6 +393,55 @@ final class Gemm {
             FloatVector b7 = FloatVector.broadcast(F, p[pr + 7 * ph]);
             a70 = k0.fma(b7, a70); a71 = k1.fma(b7, a71); a72 = k2.fma(b7, a72);
         }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L);
+        a60.intoArray(o, o0 + 6 * oh); a61.intoArray(o, o0 + 6 * oh + L); a62.intoArray(o, o0 + 6 * oh + 2 * L);
+        a70.intoArray(o, o0 + 7 * oh); a71.intoArray(o, o0 + 7 * oh + L); a72.intoArray(o, o0 + 7 * oh + 2 * L);
+    }
+
+    /**
+     * {@link #v8x3} that also reads two numbers a row, 32 apart (two 64-byte lines), from k[pf …] and keeps their sum:
+     * the next tile's lines in flight while this block computes (see {@link #values}). A copy rather than a parameter
+     * of v8x3, whose other callers (the tiled path, absorb_q of several rows) measured slower with the extra loads.
+     */
+    private static void v8x3Ahead(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh, int pf) {
+        float ahead = 0f;
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L), a22 = FloatVector.fromArray(F, o, o0 + 2 * oh + 2 * L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L), a32 = FloatVector.fromArray(F, o, o0 + 3 * oh + 2 * L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L), a42 = FloatVector.fromArray(F, o, o0 + 4 * oh + 2 * L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L), a52 = FloatVector.fromArray(F, o, o0 + 5 * oh + 2 * L);
+        FloatVector a60 = FloatVector.fromArray(F, o, o0 + 6 * oh), a61 = FloatVector.fromArray(F, o, o0 + 6 * oh + L), a62 = FloatVector.fromArray(F, o, o0 + 6 * oh + 2 * L);
+        FloatVector a70 = FloatVector.fromArray(F, o, o0 + 7 * oh), a71 = FloatVector.fromArray(F, o, o0 + 7 * oh + L), a72 = FloatVector.fromArray(F, o, o0 + 7 * oh + 2 * L);
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * w, pr = p0 + j * pj;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
+            ahead += k[pf + j * 2 * LINE] + k[pf + j * 2 * LINE + LINE];
+            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02);
+            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12);
+            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22);
+            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32);
+            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42);
+            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52);
+            FloatVector b6 = FloatVector.broadcast(F, p[pr + 6 * ph]);
+            a60 = k0.fma(b6, a60); a61 = k1.fma(b6, a61); a62 = k2.fma(b6, a62);
+            FloatVector b7 = FloatVector.broadcast(F, p[pr + 7 * ph]);
+            a70 = k0.fma(b7, a70); a71 = k1.fma(b7, a71); a72 = k2.fma(b7, a72);
+        }
+        AHEAD[0] = ahead;
         a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L);
         a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L);
         a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L);

@@ -131,7 +131,7 @@ class GemmTest {
                 for (int[] cols : new int[][] {{0, dc}, {0, 40}, {24, 512}}) {
                     for (boolean regs32 : new boolean[] {false, true}) {
                         float[] o = o0.clone();
-                        if (regs32) Gemm.values32(p, 0, capacity, 1, heads, k, 0, stride, n, cols[0], cols[1], o, 0, dc);
+                        if (regs32) Gemm.values32(p, 0, capacity, 1, heads, k, 0, stride, n, cols[0], cols[1], o, 0, dc, false);
                         else Gemm.values16(p, 0, capacity, 1, heads, k, 0, stride, n, cols[0], cols[1], o, 0, dc);
                         for (int h = 0; h < heads; h++) {
                             for (int c = 0; c < dc; c++) {
@@ -140,6 +140,31 @@ class GemmTest {
                                 check(want, o[h * dc + c], n, "values regs" + (regs32 ? 32 : 16) + " H" + heads + " n" + n + " cols " + cols[0] + "-" + cols[1] + " h" + h + " c" + c);
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void valuesReadingAheadGiveTheSameBitsAndStayInsideTheArray() {
+        // a tile of n rows followed by a next tile (or by nothing: the reads ahead are clamped into k), at head counts
+        // that take the 8-head blocks (up to 16) and others; the products are the same FMAs in the same order
+        Random rnd = new Random(13);
+        int dc = 512, stride = 576;
+        for (int heads : new int[] {8, 13, 16, 24, 128}) {
+            for (int n : new int[] {1, 7, 64}) {
+                for (int after : new int[] {0, 5, 64}) {
+                    int capacity = n + 3;
+                    float[] p = random(rnd, heads * capacity), k = random(rnd, (n + after) * stride), o0 = random(rnd, heads * dc);
+                    float[] plain = o0.clone(), ahead = o0.clone();
+                    Gemm.values(p, 0, capacity, 1, heads, k, 0, stride, n, 0, dc, plain, 0, dc);
+                    Gemm.valuesReadingAhead(p, 0, capacity, 1, heads, k, 0, stride, n, 0, dc, ahead, 0, dc);
+                    org.junit.jupiter.api.Assertions.assertArrayEquals(plain, ahead, "H" + heads + " n" + n + " rows after " + after);
+                    for (int c = 0; c < dc; c += 37) {
+                        double want = o0[c];
+                        for (int j = 0; j < n; j++) want += (double) p[j] * k[j * stride + c];
+                        check(want, ahead[c], n, "values read ahead H" + heads + " n" + n + " c" + c);
                     }
                 }
             }
