@@ -405,8 +405,10 @@ final class Gemm {
 
     /**
      * {@link #v8x3} that also reads two numbers a row, 32 apart (two 64-byte lines), from k[pf …] and keeps their sum:
-     * the next tile's lines in flight while this block computes (see {@link #values}). A copy rather than a parameter
-     * of v8x3, whose other callers (the tiled path, absorb_q of several rows) measured slower with the extra loads.
+     * the next tile's lines in flight while this block computes ({@link #valuesReadingAhead}). A copy of v8x3 rather
+     * than a parameter: its other callers measured slower reading ahead (the tiled path, whose scores already read the
+     * next tile; absorb_q of several rows, where the rows after W^UK_h are W^UV_h) and would still pay two loads and
+     * two adds a row for reads that bring nothing.
      */
     private static void v8x3Ahead(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, float[] o, int o0, int oh, int pf) {
         float ahead = 0f;
