@@ -48,8 +48,8 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>the touch only where {@link Vec#TOUCH} says so: not on an Intel CPU, where the values' own reads kept the
  *   prefetchers busy and the touch was a pass that waited on memory alone (2-core Xeon, 2026-12-03: B1 H16 T16384
  *   values 1.76–1.81 → 1.51–1.58 ms, split_tiles 2.70–2.77 → 2.53–2.58; B1 H128 values 2.15–2.24 → 1.97–2.06).</li>
- *   <li>the values of a tile read in place read the next tile ahead as they compute, at up to 16 heads
- *   ({@link Gemm#valuesReadingAhead}): B1 H16 T16384 values 1.72–1.80 → 1.47–1.63 ms on the Xeon. Not in the tiled
+ *   <li>the values of a tile read in place read the next tile ahead as they compute, at up to 16 heads,
+ *   where {@link Vec#TOUCH} is off ({@link Gemm#valuesReadingAhead}; not measured where the tile is touched): B1 H16 T16384 values 1.72–1.80 → 1.47–1.63 ms on the Xeon. Not in the tiled
  *   path, whose split_tiles measured 2.68–2.97 → 3.02–3.11 ms with it (its scores already read the next tile ahead).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
@@ -203,10 +203,10 @@ public final class FastAttention {
                 // P read in place, a head's row capacity numbers after the last (version 4);
                 // the values walk the tile by 64-column blocks, 64 rows 2304 bytes apart each: read from memory in
                 // that order the prefetchers do not keep up on a Zen 5, so a tile read in place is first touched in
-                // order there (versions 6 and 7)
+                // order there (versions 6 and 7); where the touch is off, the next tile, which follows this one in the
+                // cache, is read ahead as the values compute instead (version 8, measured on such a machine only)
                 if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);
-                // a tile read in place: the next one follows it in the cache (version 8)
-                if (src == kvFloats) Gemm.valuesReadingAhead(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
+                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
                 else Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
             }
         });

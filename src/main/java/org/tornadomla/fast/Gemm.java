@@ -227,8 +227,9 @@ final class Gemm {
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
             // each block also reads ahead the 16 rows after it (the next tile's first ones after the last block),
-            // clamped into the array: B1 H16, scores 0.41–0.44 → 0.36–0.38 ms at T4096 and 1.46–1.56 → 1.15–1.30 at
-            // T16384 on a 2-core Xeon (alternating runs of ./mla bench --breakdown, 2026-12-03)
+            // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
+            // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03; not
+            // measured on an AMD CPU)
             for (; j + 16 <= n; j += 16) {
                 int pf = Math.min(off + (j + 16) * ROW, k.length - LINE * w);
                 s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);
