@@ -9,6 +9,8 @@
 #   check-sparse.txt       mla check --backend tornado --sparse: the same for DeepSeek-V3.2's sparse attention
 #                          (indexer, top-k, sparse gathers; absorbed and tiled, bf16 and fp8; --quick: tiled, bf16,
 #                          plain kernels only)
+#   check-cublas.txt       CUDA route only: mla check --backend tornado --quick --prefill 70 --path absorbed: a prefill
+#                          of 140 token rows, whose weight products run as cuBLAS SGEMMs (CublasProjections), f32 weights
 #   layer.csv              mla bench --layer-only: the whole layer's decode step, bytes copied in and out
 #   torch.csv, torch-peaks.csv   torch_absorb.py, where python3 has PyTorch with CUDA: DeepSeek's absorb einsums
 #   bench-tc.csv, bench-notc.csv     CUDA route only: mla bench on the absorbed path (bf16 cache, H128 T4096, B128 and
@@ -36,7 +38,7 @@ for a in "$@"; do
 done
 mkdir -p "$OUT" || { echo "run.sh: error: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
-KIT_FILES_OUT=(devices.txt check.txt check-sparse.txt layer.csv bench-tc.csv bench-notc.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
+KIT_FILES_OUT=(devices.txt check.txt check-sparse.txt check-cublas.txt layer.csv bench-tc.csv bench-notc.csv torch.csv torch-peaks.csv bench.csv bench-transfers.csv nvidia-smi.txt nvidia-smi.csv run-log.tsv run.log summary.md bench-chart.png)
 for d in "$OUT" "$OUT/cuda" "$OUT/ptx" "$OUT/opencl"; do for f in "${KIT_FILES_OUT[@]}"; do rm -f "$d/$f"; done; done
 LOG_TSV="$OUT/run-log.tsv"   # where step() logs; a route's steps log into its own folder
 T0=$(date +%s)
@@ -179,7 +181,7 @@ run_route() {
   # Budgets: each step has its own limit and never more than what is left of this route's share (keeping 40 s
   # for the grid's minimum and the report); the grid gets the rest. --quick (PoCL, small shapes) is generous.
   cap() { local left=$(( end - $(elapsed) - 40 )); [ "$left" -lt 10 ] && left=10; [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
-  local CHECK_S SPARSE_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) ))
+  local CHECK_S SPARSE_S LAYER_LIMIT LAYER_S share=$(( end - $(elapsed) )) CUBLAS_S=$(( (end - $(elapsed)) * 12 / 100 ))
   local SPARSE_ARGS=(--path absorbed,tiled --cache-dtype bf16,fp8)
   if [ "$QUICK" = 1 ]; then
     # on PoCL a sparse line costs about 8 dense ones (its graphs compile slowly there): the plain kernels (two lines, contiguous and paged) prove the step
@@ -210,6 +212,13 @@ run_route() {
     step check-sparse.txt "$(cap $SPARSE_S)" "$rout/check-sparse.txt" mla check --backend tornado --sparse "${Q[@]}" "${SPARSE_ARGS[@]}"; rc=$?
     [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
     say "$route sparse check: $(grep -cE '^PASS ' "$rout/check-sparse.txt") PASS, $(grep -cE '^FAIL ' "$rout/check-sparse.txt") FAIL"
+    if [ "$route" = cuda ]; then
+      # 2 x 70 prefill rows: past the KernelContext projections' 128, so the weight products are cuBLAS SGEMMs
+      step check-cublas.txt "$(cap $CUBLAS_S)" "$rout/check-cublas.txt" mla check --backend tornado --quick --prefill 70 --path absorbed \
+        --cache-dtype bf16 --weights-dtype f32; rc=$?
+      [ "$rc" = 1 ] && fail 1; [ "$rc" != 0 ] && [ "$rc" != 1 ] && fail 3
+      say "$route cuBLAS check: $(grep -cE '^PASS ' "$rout/check-cublas.txt") PASS, $(grep -cE '^FAIL ' "$rout/check-cublas.txt") FAIL"
+    fi
     step layer.csv "$(cap $LAYER_S)" "$rout/layer.stdout" mla bench --layer-only "${Q[@]}" --backend tornado --layer-csv "$rout/layer.csv" \
       --time-limit-s "$LAYER_LIMIT" || fail 3
     cat "$rout/layer.stdout" >>"$OUT/run.log"; rm -f "$rout/layer.stdout"

@@ -10,7 +10,7 @@
  *     by ptxas for sm_90 (names are PID-NNNNN: each process numbers its own);
  *   - CUDA route: every program given to nvrtcCompileProgram (TornadoVM's CUDA C), as NNNNN.cu with its
  *     options in NNNNN.opts and the program's name in NNNNN.name, to be compiled by nvcc for sm_90.
- * Memory is address space (mmap'd lazily, never touched: copies move nothing);
+ * Memory is address space (mmap'd lazily, never touched: copies move nothing, unless STANDIN_CUDA_COPY=1);
  * kernel launches do nothing (each is logged to launches.tsv: module number, name, grid, block, dynamic shared
  * memory), so every
  * result read back is whatever the buffer held before.
@@ -168,11 +168,17 @@ CUresult cuMemFreeHost(void *p) { (void) p; return CUDA_SUCCESS; }
 CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags) { (void) p; (void) n; (void) flags; return CUDA_SUCCESS; }
 CUresult cuMemHostUnregister(void *p) { (void) p; return CUDA_SUCCESS; }
 /* copies move nothing: "device" pages never touched are never committed, so a run holding many plans' weights
- * costs no memory (copying them had a check run killed for memory on a 24 GB machine); results are not read */
-CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) { (void) dst; (void) src; (void) n; (void) s; return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) { (void) dst; (void) src; (void) n; (void) s; return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { (void) dst; (void) src; (void) n; return CUDA_SUCCESS; }
-CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n) { (void) dst; (void) v; (void) n; return CUDA_SUCCESS; }
+ * costs no memory (copying them had a check run killed for memory on a 24 GB machine); results are not read.
+ * STANDIN_CUDA_COPY=1 makes them real, for the small library-task check (CublasCheck.java) whose results are read. */
+static int copies(void) {
+    static int real = -1;
+    if (real < 0) { const char *v = getenv("STANDIN_CUDA_COPY"); real = v != NULL && strcmp(v, "1") == 0; }
+    return real;
+}
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) { (void) s; if (copies()) memcpy((void *) dst, src, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) { (void) s; if (copies()) memcpy(dst, (const void *) src, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { if (copies()) memmove((void *) dst, (const void *) src, n); return CUDA_SUCCESS; }
+CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n) { if (copies()) memset((void *) dst, v, n); return CUDA_SUCCESS; }
 
 /* ------------------------------------------------------------------ modules: written to the dump, never run */
 

@@ -26,6 +26,7 @@ import java.util.Map;
  *  devices.txt       mla devices
  *  check.txt         mla check --backend tornado
  *  check-sparse.txt  mla check --backend tornado --sparse (DeepSeek-V3.2's sparse attention)
+ *  check-cublas.txt  CUDA route: mla check --backend tornado --prefill 70 (the cuBLAS SGEMMs of a long prefill)
  *  bench.csv         mla bench --grid flashmla (backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s)
  *  bench-transfers.csv  the same run, one profiled step per shape: kernel ms, bytes in and out
  *  bench-tc.csv, bench-notc.csv  CUDA route: mla bench --path absorbed with the tensor-core tasks, and with
@@ -160,6 +161,11 @@ public final class GpuReport {
         checkSection(md, "check.txt", "mla check --backend tornado", "every path × cache dtype × kernel set");
         checkSection(md, "check-sparse.txt", "mla check --backend tornado --sparse",
                 "DeepSeek-V3.2's sparse attention (the indexer, top-k and the sparse gathers) per path × cache dtype × kernel set");
+        // CUDA route only: without the file (any other route) there is no section and nothing is missing
+        if (Files.isRegularFile(dir.resolve("check-cublas.txt"))) {
+            checkSection(md, "check-cublas.txt", "mla check --backend tornado --prefill 70",
+                    "a prefill past 128 token rows, whose weight products the CUDA route runs as cuBLAS SGEMMs (CublasProjections), per path × weight dtype × kernel set");
+        }
         benchSection(md);
         tensorCoreSection(md);
         layerSection(md);

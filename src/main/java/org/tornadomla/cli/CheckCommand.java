@@ -133,6 +133,8 @@ public final class CheckCommand implements Callable<Integer> {
                     + "mma.sync products, the query and the probabilities rounded to bf16 (TensorCoreAttention; compiled for sm_90 by the compile gate, "
                     + "not yet run on a GPU by this project): those cases allow tol %.0e%n", tol != null ? tol : LayerCheck.TOL_BF16_PRODUCTS);
         }
+        sets.values().stream().map(GraphExecutor::libraryGemms).filter(java.util.Objects::nonNull).findFirst()
+                .ifPresent(l -> out.println("library GEMMs: " + l));
         out.flush();
 
         int pass = 0, fail = 0;

@@ -35,6 +35,14 @@ public interface GraphExecutor extends AutoCloseable {
     }
 
     /**
+     * What runs this executor's weight products of many token rows where a vendor library does (TornadoVM's CUDA
+     * backend: cuBLAS), for {@code mla check} to say; null where the executor's own kernels do.
+     */
+    default String libraryGemms() {
+        return null;
+    }
+
+    /**
      * How many heads one work item of this executor's tiled kernels serves: 8 for the plain kernels and
      * TornadoVM's (a head group), every head for java-fast (one task reads a tile for all heads).
      */

@@ -242,6 +242,29 @@ class GpuKitCliTest {
     }
 
     @Test
+    void gpuReportHasTheCublasCheckWhereTheCudaRouteWroteIt() throws IOException {
+        Path out = dir.resolve("cublas");
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("check-cublas.txt"), "mla check: tornado 0:0 CUDA H200\n"
+                + "PASS absorbed bf16 kernel-context weights=fp8 max_abs_err=1e-06 max_rel_err=3.5e-06 tol=1e-02\n"
+                + "FAIL naive bf16 kernel-context weights=f32 max_abs_err=1e+00 max_rel_err=1e+00 tol=1e-04\n1 PASS, 1 FAIL (9.0 s)\n");
+        Files.writeString(out.resolve("run-log.tsv"), "check-cublas.txt\t1\t20\tmla check --backend tornado --quick --prefill 70\t\n");
+        assertEquals(0, mla("gpu-report", out.toString()).code());
+        String md = Files.readString(out.resolve("summary.md"));
+        assertTrue(md.contains("## Correctness (check-cublas.txt, `mla check --backend tornado --quick --prefill 70`)"), md);
+        assertTrue(md.contains("1 PASS, 1 FAIL: a prefill past 128 token rows") && md.contains("3.5e-06"), md);
+        assertTrue(md.contains("FAIL naive bf16 kernel-context weights=f32"), md);
+        assertFalse(md.contains("- `check-cublas.txt`"), md);
+
+        // any other route: no such file, no section, nothing listed as missing for it
+        Files.delete(out.resolve("check-cublas.txt"));
+        Files.writeString(out.resolve("run-log.tsv"), "check.txt\t0\t12\tmla check --backend tornado\t\n");
+        assertEquals(0, mla("gpu-report", out.toString()).code());
+        String none = Files.readString(out.resolve("summary.md"));
+        assertFalse(none.contains("check-cublas.txt"), none);
+    }
+
+    @Test
     void gpuReportOfTwoRoutesSetsThemAndPyTorchSideBySide() throws IOException {
         Path out = dir.resolve("routes");
         for (String r : new String[] {"cuda", "ptx"}) {

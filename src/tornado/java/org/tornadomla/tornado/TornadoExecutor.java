@@ -20,7 +20,9 @@ import uk.ac.manchester.tornado.api.TaskGraph;
 import uk.ac.manchester.tornado.api.TornadoExecutionPlan;
 import uk.ac.manchester.tornado.api.TornadoExecutionResult;
 import uk.ac.manchester.tornado.api.TornadoProfilerResult;
+import uk.ac.manchester.tornado.api.common.LibraryTaskDescriptor;
 import uk.ac.manchester.tornado.api.common.TornadoDevice;
+import uk.ac.manchester.tornado.api.common.TornadoFunctions;
 import uk.ac.manchester.tornado.api.enums.DataTransferMode;
 import uk.ac.manchester.tornado.api.enums.ProfilerMode;
 import uk.ac.manchester.tornado.api.enums.TornadoVMBackendType;
@@ -85,6 +87,10 @@ public final class TornadoExecutor implements GraphExecutor {
     private final boolean kernelContext;
     /** On TornadoVM's CUDA backend: the tensor-core tasks ({@link TensorCoreAttention}) where the shapes allow them. */
     private final boolean tensorCores;
+    /** On TornadoVM's CUDA backend: cuBLAS SGEMMs for the weight products of many rows ({@link CublasProjections}). */
+    private final boolean cublas;
+    /** The f32 twins of the weights the cuBLAS tasks read, by weight array and family: one per executor, shared by its plans. */
+    private final Map<Object, Map<CublasProjections.Family, FloatArray>> twins = new IdentityHashMap<>();
     private final Map<KernelGraph, Plan> plans = new IdentityHashMap<>();
     /**
      * Held while a plan is built and compiled (its first execution), by every executor of this JVM: several
@@ -125,6 +131,7 @@ public final class TornadoExecutor implements GraphExecutor {
     public TornadoExecutor(String deviceSpec, PrintWriter profileOut, boolean kernelContext) {
         this.kernelContext = kernelContext;
         boolean tensorCoresAllowed = tensorCoresAllowed();   // checked on every backend: a typo fails here too
+        boolean cublasAllowed = CublasProjections.allowed();
         String bailout = System.getProperty("tornado.recover.bailout");
         if (bailout == null || !bailout.equalsIgnoreCase("false")) {
             throw new MlaException("TornadoVM runs need -Dtornado.recover.bailout=False (found " + bailout
@@ -134,7 +141,9 @@ public final class TornadoExecutor implements GraphExecutor {
         TornadoDevice target = device == null ? TornadoDevices.defaultDevice() : device;
         this.deviceName = TornadoDevices.describe(target);
         this.computeUnits = Math.max(1, target.getPhysicalDevice().getDeviceMaxComputeUnits());
-        this.tensorCores = tensorCoresAllowed && kernelContext && target.getTornadoVMBackend() == TornadoVMBackendType.CUDA;
+        boolean cuda = target.getTornadoVMBackend() == TornadoVMBackendType.CUDA;
+        this.tensorCores = tensorCoresAllowed && kernelContext && cuda;
+        this.cublas = cublasAllowed && kernelContext && cuda && CublasProjections.available();
         this.profileOut = profileOut;
     }
 
@@ -190,6 +199,13 @@ public final class TornadoExecutor implements GraphExecutor {
     @Override
     public boolean bf16TensorCores() {
         return tensorCores;
+    }
+
+    @Override
+    public String libraryGemms() {
+        return cublas ? "the kernel-context sets run the weight products of more than " + GpuProjections.MAX_ROWS
+                + " token rows (projections, absorb_q, unabsorb_v) as cuBLAS SGEMMs on f32 copies of the weights (CublasProjections; "
+                + "checked on the compile gate's stand-ins, not yet run on a GPU by this project)" : null;
     }
 
     /** Each plan holds its own device copy of a cache: running another plan over it moves the cache (see {@link #execute}). */
@@ -269,6 +285,12 @@ public final class TornadoExecutor implements GraphExecutor {
                     kernels.put(t.id(), tc.get(1).kernel());
                     continue;
                 }
+                List<TaskCall> lib = cublas ? cublasTasks(g, t, ownScratch) : null;
+                if (lib != null) {
+                    calls.addAll(lib);
+                    kernels.put(t.id(), lib.get(1).kernel());
+                    continue;
+                }
                 TaskCall opt = kernelContext ? optimized(t, grids) : null;
                 calls.add(opt != null ? opt : new TaskCall(t.name(), t.id(), t.kernel(), t.args()));
                 kernels.put(t.id(), calls.getLast().kernel());
@@ -306,8 +328,14 @@ public final class TornadoExecutor implements GraphExecutor {
                 .map(KernelGraph.Buffer::array).toArray();
     }
 
-    /** One TornadoVM task: full name (graph.task), id, kernel and its arguments. */
-    private record TaskCall(String name, String id, Method kernel, Object[] args) {
+    /**
+     * One TornadoVM task: full name (graph.task), id, kernel and its arguments; or, with {@code library} set, a library
+     * task (its factory method as the kernel, its parameters as the arguments).
+     */
+    private record TaskCall(String name, String id, Method kernel, Object[] args, LibraryTaskDescriptor library) {
+        TaskCall(String name, String id, Method kernel, Object[] args) {
+            this(name, id, kernel, args, null);
+        }
     }
 
     /**
@@ -413,6 +441,42 @@ public final class TornadoExecutor implements GraphExecutor {
                         new Object[]{tcValues, a.get("oLat"), rows, heads, dc}));
     }
 
+    /**
+     * On the CUDA backend with TornadoVM's cuBLAS tasks at hand, the tasks that replace a weight product of more rows than
+     * the KernelContext kernels take ({@link CublasProjections}): copy the activations into a native array, the SGEMM on the
+     * weight's f32 twin, copy the product back into the graph's buffer; their buffers added to {@code scratch}. Null for
+     * any other task.
+     */
+    private List<TaskCall> cublasTasks(KernelGraph g, KernelGraph.Task t, List<Object> scratch) {
+        CublasProjections.Family f = CublasProjections.family(t.kernel());
+        if (f == null) return null;
+        Substitution.Args a = Substitution.Args.of(t);
+        if (!CublasProjections.replaces(t.kernel(), a.i("rows"))) return null;
+        Object weight = a.get(f == CublasProjections.Family.LINEAR ? "w" : "wkvB");
+        FloatArray w = twins.computeIfAbsent(weight, k -> new java.util.EnumMap<>(CublasProjections.Family.class))
+                .computeIfAbsent(f, k -> FloatArray.fromArray(CublasProjections.weightTwin(f, CublasProjections.weightForm(t.kernel()), a)));
+        int inLen = CublasProjections.inputLength(f, a), outLen = CublasProjections.outputLength(f, a);
+        FloatArray b = new FloatArray(inLen), c = new FloatArray(outLen);
+        scratch.add(w);
+        scratch.add(b);
+        scratch.add(c);
+        CublasProjections.Gemm gemm = CublasProjections.gemm(f, a);
+        LibraryTaskDescriptor d = CublasProjections.descriptor(gemm, w, b, c);
+        Method factory;
+        try {
+            factory = CublasProjections.factory(gemm);
+        } catch (ReflectiveOperationException e) {
+            throw new MlaException("TornadoVM's cuBLAS tasks are not usable here: " + e, e);
+        }
+        String in = t.id() + "_in", sgemm = t.id() + "_cublas";
+        return List.of(
+                new TaskCall(g.name() + "." + in, in, KernelRef.of(CublasProjections::toNative).method(),
+                        new Object[]{a.get(CublasProjections.input(f)), b, inLen}),
+                new TaskCall(g.name() + "." + sgemm, sgemm, factory, d.getParameters(), d),
+                new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(CublasProjections::fromNative).method(),
+                        new Object[]{c, a.get(CublasProjections.output(f)), outLen}));
+    }
+
     // ------------------------------------------------------------------ kernels as TornadoVM tasks
 
     /**
@@ -421,6 +485,15 @@ public final class TornadoExecutor implements GraphExecutor {
      * which is the shape of lambda TornadoVM resolves to the kernel it compiles (docs/design.md §2).
      */
     private static void addTask(TaskGraph tg, TaskCall t) {
+        if (t.library() != null) {
+            try {
+                TornadoFunctions.LibraryTask1<LibraryTaskDescriptor> same = d -> d;   // TaskGraph asks for a factory and its arguments
+                tg.libraryTask(t.id(), same, t.library());
+            } catch (RuntimeException e) {
+                throw new MlaException("TornadoVM rejected library task " + t.name() + ": " + rootMessage(e), e);
+            }
+            return;
+        }
         Method kernel = t.kernel();
         int n = kernel.getParameterCount();
         try {
