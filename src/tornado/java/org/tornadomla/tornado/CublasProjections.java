@@ -76,10 +76,7 @@ public final class CublasProjections {
      * for a GPU where these tasks fail {@code mla check}, and for timing them. Anything else is refused.
      */
     static boolean allowed() {
-        String v = System.getProperty(SWITCH, "true");
-        if (v.equalsIgnoreCase("true")) return true;
-        if (v.equalsIgnoreCase("false")) return false;
-        throw new MlaException("-D" + SWITCH + " must be true or false, found '" + v + "'");
+        return TornadoExecutor.switchOn(SWITCH);
     }
 
     /** Whether TornadoVM's cuBLAS tasks are on the module path (the CUDA SDK's argfile adds tornado.cublas). */

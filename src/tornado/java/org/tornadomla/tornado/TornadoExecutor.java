@@ -111,10 +111,15 @@ public final class TornadoExecutor implements GraphExecutor {
      * (the GPU kit's bench-notc.csv). Anything else is refused.
      */
     static boolean tensorCoresAllowed() {
-        String v = System.getProperty(TENSOR_CORES, "true");
+        return switchOn(TENSOR_CORES);
+    }
+
+    /** A true/false system property of this backend, true when unset; anything else is refused in one line. */
+    static boolean switchOn(String property) {
+        String v = System.getProperty(property, "true");
         if (v.equalsIgnoreCase("true")) return true;
         if (v.equalsIgnoreCase("false")) return false;
-        throw new MlaException("-D" + TENSOR_CORES + " must be true or false, found '" + v + "'");
+        throw new MlaException("-D" + property + " must be true or false, found '" + v + "'");
     }
 
     /** On TornadoVM's default device or "backend:device", with the KernelContext decode kernel. */
@@ -445,7 +450,7 @@ public final class TornadoExecutor implements GraphExecutor {
      * On the CUDA backend with TornadoVM's cuBLAS tasks at hand, the tasks that replace a weight product of more rows than
      * the KernelContext kernels take ({@link CublasProjections}): copy the activations into a native array, the SGEMM on the
      * weight's f32 twin, copy the product back into the graph's buffer; their buffers added to {@code scratch}. Null for
-     * any other task.
+     * any other task, and where the weight is not one of the graph's WEIGHT buffers (its numbers would change on the device).
      */
     private List<TaskCall> cublasTasks(KernelGraph g, KernelGraph.Task t, List<Object> scratch) {
         CublasProjections.Family f = CublasProjections.family(t.kernel());
@@ -453,6 +458,9 @@ public final class TornadoExecutor implements GraphExecutor {
         Substitution.Args a = Substitution.Args.of(t);
         if (!CublasProjections.replaces(t.kernel(), a.i("rows"))) return null;
         Object weight = a.get(f == CublasProjections.Family.LINEAR ? "w" : "wkvB");
+        // the twin is made from the host's numbers once: a weight the graph computes (a SCRATCH buffer) keeps the kernels
+        KernelGraph.Buffer wb = g.buffer(weight);
+        if (wb == null || wb.role() != KernelGraph.Role.WEIGHT) return null;
         FloatArray w = twins.computeIfAbsent(weight, k -> new java.util.EnumMap<>(CublasProjections.Family.class))
                 .computeIfAbsent(f, k -> FloatArray.fromArray(CublasProjections.weightTwin(f, CublasProjections.weightForm(t.kernel()), a)));
         int inLen = CublasProjections.inputLength(f, a), outLen = CublasProjections.outputLength(f, a);
