@@ -175,6 +175,10 @@ run_route() {
   fi
   local JOPTS=(-Djava.awt.headless=true "-Xmx$XMX" "@$SDK/tornado-argfile" "@$KIT/tornado.argfile" -Dtornado.recover.bailout=False)
   [ -n "$DEVMEM" ] && JOPTS+=("-Dtornado.device.memory=$DEVMEM")
+  # TornadoVM's modules load native libraries (the driver; on CUDA also cuBLAS): allowed, as ./mla does, so that no
+  # restricted-method warning per module fills the logs
+  local mods; mods=$(grep -o -- '--add-modules[ =][^ ]*' "$SDK/tornado-argfile" | head -n 1 | sed 's/^--add-modules[ =]//' | tr ',' '\n' | grep '^tornado\.' | paste -sd, - || true)
+  [ -n "$mods" ] && JOPTS+=("--enable-native-access=$mods")
   wrapper mla "$JAVA" "${JOPTS[@]}" -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
   wrapper mla-notc "$JAVA" "${JOPTS[@]}" -Dtornadomla.tensorCores=false -cp "$KIT/tornado-mla-cli.jar" org.tornadomla.cli.MlaCommand
   say "== route $route (SDK $(basename "$SDK")), until ${end} s"
