@@ -465,7 +465,7 @@ public final class TornadoExecutor implements GraphExecutor {
                 .computeIfAbsent(f, k -> FloatArray.fromArray(CublasProjections.weightTwin(f, CublasProjections.weightForm(t.kernel()), a)));
         int inLen = CublasProjections.inputLength(f, a), outLen = CublasProjections.outputLength(f, a);
         FloatArray b = new FloatArray(inLen), c = new FloatArray(outLen);
-        scratch.add(w);
+        if (scratch.stream().noneMatch(o -> o == w)) scratch.add(w);   // two products of one weight in a graph: one copy
         scratch.add(b);
         scratch.add(c);
         CublasProjections.Gemm gemm = CublasProjections.gemm(f, a);
