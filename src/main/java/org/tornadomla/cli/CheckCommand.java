@@ -26,7 +26,8 @@ import java.util.concurrent.Callable;
         description = "Run a prefill and decode steps of one MLA layer (DeepSeek-V3 attention geometry, seeded random weights, "
                 + "sequences of different lengths) on a backend and on the JVM reference kernels; print one "
                 + "PASS|FAIL line per path × cache dtype × kernel set with the largest errors. Exit code 1 if any case fails. On TornadoVM's "
-                + "CUDA backend this is also the first check of the tensor-core scores and values (compiled, not yet run on a GPU).")
+                + "CUDA backend this is also the first check of the tensor-core scores and values (compiled, not yet run on a GPU), "
+                + "and, where the prefill has more than 128 token rows (--batch × --prefill), of the cuBLAS SGEMMs (checked on stand-ins only).")
 public final class CheckCommand implements Callable<Integer> {
     /** Exit code when a case fails (2 stays for bad input). */
     static final int FAILED = 1;

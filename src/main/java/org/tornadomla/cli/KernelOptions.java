@@ -14,7 +14,8 @@ import java.io.PrintWriter;
 public final class KernelOptions {
     @Option(names = "--backend", description = "java-reference (alias java: the reference kernels, sequential), java-fast "
             + "(multi-threaded, Vector API) or tornado (a TornadoVM device; on its CUDA backend the absorbed path's scores and values "
-            + "over a bf16 or fp8 cache run on tensor cores, compiled for sm_90 but not yet run on a GPU by this project); "
+            + "over a bf16 or fp8 cache run on tensor cores, compiled for sm_90 but not yet run on a GPU by this project, and the "
+            + "weight products of more than 128 token rows run as cuBLAS SGEMMs, checked only on the compile gate's stand-ins); "
             + "default: java-fast when the JVM has the Vector API module jdk.incubator.vector (./mla adds it), else java-reference")
     String backend;
 
