@@ -185,11 +185,11 @@ class CublasProjectionsTest {
     private static void checkGemm(Method kernel, Substitution.Args a, float[] plain, String what) {
         CublasProjections.Family f = CublasProjections.family(kernel);
         float[] twin = CublasProjections.weightTwin(f, CublasProjections.weightForm(kernel), a);
-        float[] b = (float[]) a.get(CublasProjections.input(f));
+        float[] b = (float[]) a.get(f.input);
         int inLen = CublasProjections.inputLength(f, a), outLen = CublasProjections.outputLength(f, a);
         assertEquals(b.length, inLen, what + ": B's length");
         assertEquals(plain.length, outLen, what + ": C's length");
-        assertTrue(a.get(CublasProjections.output(f)) == plain, what + ": the product goes to the plain kernel's output");
+        assertTrue(a.get(f.output) == plain, what + ": the product goes to the plain kernel's output");
         FloatArray nb = new FloatArray(inLen);
         CublasProjections.toNative(b, nb, inLen);
         double[] c = sgemm(CublasProjections.gemm(f, a), twin, nb.toHeapArray(), outLen);

@@ -36,8 +36,9 @@ class CublasStandInCheck {
 
     /** C = the SGEMM g of twin A and activations B, run as one library task between copies. */
     private static float[] onDevice(CublasProjections.Gemm g, float[] a, float[] b, int cLength) {
+        // C starts as zeros on the device (a NaN put into it on the host did not reach the stand-in): a number the SGEMM
+        // does not write reads 0 and fails unless its reference, a sum of Gaussian products, lies within the tolerance of 0
         FloatArray na = FloatArray.fromArray(a), nb = FloatArray.fromArray(b), nc = new FloatArray(cLength);
-        nc.init(Float.NaN);                               // cuBLAS with β = 0 must write every number
         TornadoFunctions.LibraryTask1<LibraryTaskDescriptor> same = d -> d;
         TaskGraph tg = new TaskGraph("cublas_standin")
                 .transferToDevice(DataTransferMode.FIRST_EXECUTION, na, nb, nc)

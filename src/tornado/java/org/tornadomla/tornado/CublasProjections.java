@@ -46,30 +46,44 @@ public final class CublasProjections {
     /** cublasOperation_t. */
     static final int OP_N = 0, OP_T = 1;
 
-    /** The products replaced, by the plain kernel's family. */
+    /**
+     * The products replaced, by the plain kernel's family, with the names of the plain kernels' parameters that hold
+     * the weight, the activations the product reads (B) and the buffer it writes (C).
+     */
     enum Family {
         /** y = x·Wᵀ ({@link Projections}{@code .matMul…}): one SGEMM. */
-        LINEAR,
+        LINEAR("w", "x", "y"),
         /** q_lat[r, h] = q_nope[r, h]·W^UK_h ({@link Absorb}{@code .absorbQuery…}): an SGEMM per head, strided. */
-        ABSORB_Q,
+        ABSORB_Q("wkvB", "q", "qLat"),
         /** o[r, h] = o_lat[r, h]·W^UV_hᵀ ({@link Absorb}{@code .unabsorbValue…}): an SGEMM per head, strided. */
-        UNABSORB_V
+        UNABSORB_V("wkvB", "oLat", "o");
+
+        final String weight, input, output;
+
+        Family(String weight, String input, String output) {
+            this.weight = weight;
+            this.input = input;
+            this.output = output;
+        }
     }
 
     /** Weight forms, as the plain kernels take them. */
     static final int F32 = 0, BF16 = 1, FP8 = 2;
 
-    /** Plain kernel → (family, weight form). */
-    private static final Map<Method, int[]> KERNELS = Map.of(
-            KernelRef.of(Projections::matMul).method(), new int[]{Family.LINEAR.ordinal(), F32},
-            KernelRef.of(Projections::matMulBf16).method(), new int[]{Family.LINEAR.ordinal(), BF16},
-            KernelRef.of(Projections::matMulFp8).method(), new int[]{Family.LINEAR.ordinal(), FP8},
-            KernelRef.of(Absorb::absorbQuery).method(), new int[]{Family.ABSORB_Q.ordinal(), F32},
-            KernelRef.of(Absorb::absorbQueryBf16).method(), new int[]{Family.ABSORB_Q.ordinal(), BF16},
-            KernelRef.of(Absorb::absorbQueryFp8).method(), new int[]{Family.ABSORB_Q.ordinal(), FP8},
-            KernelRef.of(Absorb::unabsorbValue).method(), new int[]{Family.UNABSORB_V.ordinal(), F32},
-            KernelRef.of(Absorb::unabsorbValueBf16).method(), new int[]{Family.UNABSORB_V.ordinal(), BF16},
-            KernelRef.of(Absorb::unabsorbValueFp8).method(), new int[]{Family.UNABSORB_V.ordinal(), FP8});
+    /** A replaced plain kernel: its family and the form of its weight. */
+    private record Kind(Family family, int form) {
+    }
+
+    private static final Map<Method, Kind> KERNELS = Map.of(
+            KernelRef.of(Projections::matMul).method(), new Kind(Family.LINEAR, F32),
+            KernelRef.of(Projections::matMulBf16).method(), new Kind(Family.LINEAR, BF16),
+            KernelRef.of(Projections::matMulFp8).method(), new Kind(Family.LINEAR, FP8),
+            KernelRef.of(Absorb::absorbQuery).method(), new Kind(Family.ABSORB_Q, F32),
+            KernelRef.of(Absorb::absorbQueryBf16).method(), new Kind(Family.ABSORB_Q, BF16),
+            KernelRef.of(Absorb::absorbQueryFp8).method(), new Kind(Family.ABSORB_Q, FP8),
+            KernelRef.of(Absorb::unabsorbValue).method(), new Kind(Family.UNABSORB_V, F32),
+            KernelRef.of(Absorb::unabsorbValueBf16).method(), new Kind(Family.UNABSORB_V, BF16),
+            KernelRef.of(Absorb::unabsorbValueFp8).method(), new Kind(Family.UNABSORB_V, FP8));
 
     /**
      * {@value #SWITCH}: true (the default) or false, which keeps the KernelContext and plain kernels for every row count:
@@ -91,13 +105,13 @@ public final class CublasProjections {
 
     /** The family of a plain kernel this class replaces, or null. */
     static Family family(Method plain) {
-        int[] f = KERNELS.get(plain);
-        return f == null ? null : Family.values()[f[0]];
+        Kind k = KERNELS.get(plain);
+        return k == null ? null : k.family();
     }
 
     /** The weight form ({@link #F32}, {@link #BF16}, {@link #FP8}) of a plain kernel this class replaces. */
     static int weightForm(Method plain) {
-        return KERNELS.get(plain)[1];
+        return KERNELS.get(plain).form();
     }
 
     /** Whether a task of {@code rows} token rows is replaced: past the rows the KernelContext kernels take. */
@@ -188,7 +202,7 @@ public final class CublasProjections {
      * other two. bf16 and FP8 numbers are decoded as the plain kernels decode them.
      */
     static float[] weightTwin(Family f, int form, Substitution.Args a) {
-        Object w = f == Family.LINEAR ? a.get("w") : a.get("wkvB");
+        Object w = a.get(f.weight);
         float[] scales = form == FP8 ? (float[]) a.get("scales") : null;
         if (f == Family.LINEAR) {
             int in = a.i("in"), out = a.i("out");
@@ -219,23 +233,6 @@ public final class CublasProjections {
     }
 
     private static final float[] POW2 = Bf16.pow2();
-
-    /** The activations a task of family {@code f} reads (B) and the buffer its product goes to (C). */
-    static String input(Family f) {
-        return switch (f) {
-            case LINEAR -> "x";
-            case ABSORB_Q -> "q";
-            case UNABSORB_V -> "oLat";
-        };
-    }
-
-    static String output(Family f) {
-        return switch (f) {
-            case LINEAR -> "y";
-            case ABSORB_Q -> "qLat";
-            case UNABSORB_V -> "o";
-        };
-    }
 
     /** Numbers of the activations B that the product reads: [rows, in], [rows, H, d_n+d_r] or [rows, H, d_c]. */
     static int inputLength(Family f, Substitution.Args a) {

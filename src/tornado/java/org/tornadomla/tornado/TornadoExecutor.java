@@ -457,7 +457,7 @@ public final class TornadoExecutor implements GraphExecutor {
         if (f == null) return null;
         Substitution.Args a = Substitution.Args.of(t);
         if (!CublasProjections.replaces(t.kernel(), a.i("rows"))) return null;
-        Object weight = a.get(f == CublasProjections.Family.LINEAR ? "w" : "wkvB");
+        Object weight = a.get(f.weight);
         // the twin is made from the host's numbers once: a weight the graph computes (a SCRATCH buffer) keeps the kernels
         KernelGraph.Buffer wb = g.buffer(weight);
         if (wb == null || wb.role() != KernelGraph.Role.WEIGHT) return null;
@@ -479,10 +479,10 @@ public final class TornadoExecutor implements GraphExecutor {
         String in = t.id() + "_in", sgemm = t.id() + "_cublas";
         return List.of(
                 new TaskCall(g.name() + "." + in, in, KernelRef.of(CublasProjections::toNative).method(),
-                        new Object[]{a.get(CublasProjections.input(f)), b, inLen}),
+                        new Object[]{a.get(f.input), b, inLen}),
                 new TaskCall(g.name() + "." + sgemm, sgemm, factory, d.getParameters(), d),
                 new TaskCall(g.name() + "." + t.id(), t.id(), KernelRef.of(CublasProjections::fromNative).method(),
-                        new Object[]{c, a.get(CublasProjections.output(f)), outLen}));
+                        new Object[]{c, a.get(f.output), outLen}));
     }
 
     // ------------------------------------------------------------------ kernels as TornadoVM tasks
