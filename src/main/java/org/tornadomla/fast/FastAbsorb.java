@@ -29,6 +29,13 @@ import static org.tornadomla.fast.Vec.L;
  *   loop of the two kernels, best of 5-200 runs, before → after: 8 rows absorb_q 2.17 → 1.25-1.32 ms, unabsorb_v
  *   1.89-1.92 → 1.64-1.80 ms; 1024 rows absorb_q 233 → 124-131 ms (74 → 135 GFLOP/s), unabsorb_v 200-208 → 146
  *   ms (83 → 118 GFLOP/s). The one-row paths are unchanged.</li>
+ *   <li>absorb at one token row: W^UK_h touched in order (one number per line, {@link Vec#touch}) before the pass
+ *   that adds it into q_lat, where {@link Vec#TOUCH} is on (an AMD CPU). The pass loads and stores q_lat between
+ *   every two weight vectors and kept fewer lines in flight than the touch does. 2-vCPU AMD EPYC Zen 4 (family 25,
+ *   model 17), B1 H128: a stand-alone loop of both threads over 33.5 MB, the cache flushed between runs, median
+ *   2.09–2.18 → 1.76–1.82 ms; absorb_q in {@code ./mla bench --breakdown}, three alternating pairs, 2.01–2.10 →
+ *   1.32–1.61 ms (2026-12-04). The same touch before unabsorb_v's one row gained about 3 %, within the noise, so it
+ *   is not there. Not measured on an Intel CPU, where the touch stays off.</li>
  * </ol>
  */
 public final class FastAbsorb {
@@ -37,7 +44,13 @@ public final class FastAbsorb {
 
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
-        Parallel.forEach(heads, h -> absorbQueryHead(q, wkvB, h * (dn + dv) * dc, qLat, rows, heads, h, dn, dr, dc));
+        Parallel.forEach(heads, h -> {
+            int w0 = h * (dn + dv) * dc;
+            // one token row: W^UK_h read once in order before the pass that adds it into q_lat (version 6); with
+            // several rows absorbQueryHead touches it itself
+            if (rows == 1 && Vec.TOUCH) Vec.touch(wkvB, w0, w0 + dn * dc);
+            absorbQueryHead(q, wkvB, w0, qLat, rows, heads, h, dn, dr, dc);
+        });
     }
 
     /**
