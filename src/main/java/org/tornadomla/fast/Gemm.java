@@ -52,6 +52,12 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>rows narrower than {@link #ROW} by a divisor (MiniCPM3's 288) read in place as interleaved sets of rows
  *   ROW apart, not copied to the stride first: GeometryTasks on the Xeon, f32 cache, alternating, 256 + 32 at 128
  *   heads 228–234 → 240–252 GFLOP/s, minicpm3-4b (40 heads) 182–187 → 191–200.</li>
+ *   <li>a single head vector on an AMD Zen 4 ({@link #HALF_SCORES}): 8 rows × two 256-bit halves (s8x2h) in place of
+ *   16 rows × one 512-bit vector (s16x1), whose broadcast per FMA the Zen 4's double-pumped 512-bit units pay for. One
+ *   core over one 64-row tile in cache, 16 heads: 86–87 → 94–99 GFLOP/s (peak 115); B1 H16 in {@code ./mla bench
+ *   --breakdown}, alternating, scores 0.75–0.88 → 0.57–0.63 ms at T4096 and 3.86–3.93 → 2.95–3.05 at T16384;
+ *   GeometryTasks 512 + 64 / 16 86.7, 86.1, 67.4 → 96.5, 105.0, 75.9 GFLOP/s (2-vCPU EPYC, family 25 model 17,
+ *   2026-12-04).</li>
  * </ol>
  */
 final class Gemm {
@@ -114,6 +120,24 @@ final class Gemm {
         case "32" -> true;
         default -> F.vectorBitSize() >= 512;
     };
+    /**
+     * Whether the scores of a single head vector (H ≤ 16) run on 256-bit vectors ({@link #s8x2h}) rather than 512-bit
+     * ones ({@link #s16x1}). With one head vector a block needs a broadcast of a cached number per FMA, and on an AMD
+     * Zen 4, whose 512-bit FMAs run as two 256-bit halves, that mix kept s16x1 at about 75 % of a core's peak; 8 rows ×
+     * two half-width head vectors need one broadcast per two FMAs at the same FLOPs per cycle. Where the FMA units are
+     * 512 bits wide (Zen 5, Intel's AVX-512 cores) half-width vectors halve the peak, so this is on only for a Zen 4:
+     * an AMD CPU of family 25 (Zen 3 and Zen 4) with 512-bit vectors (Zen 3 has none). {@code
+     * -Dtornadomla.fast.halfScores=true|false} overrides it, for A/B runs on one machine.
+     */
+    static final boolean HALF_SCORES = switch (System.getProperty("tornadomla.fast.halfScores", "")) {
+        case "true" -> true;
+        case "false" -> false;
+        default -> F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family"));
+    };
+    /** The half-width species of {@link #s8x2h}. */
+    private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
+    private static final int HL = H.length();
+
     private static final ThreadLocal<float[]> AT_ROW = ThreadLocal.withInitial(() -> new float[0]);
     /** Floats per 64-byte line. */
     private static final int LINE = 16;
@@ -184,7 +208,7 @@ final class Gemm {
      * {@link #scores}).
      */
     private static void atRow(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
-        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
+        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts, HALF_SCORES);
         else atRow16(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
     }
 
@@ -221,8 +245,12 @@ final class Gemm {
         }
     }
 
-    /** {@link #atRow} with 32 vector registers (AVX-512), Qᵀ in panels of three head vectors ({@link #qtIndex}). */
-    static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
+    /**
+     * {@link #atRow} with 32 vector registers (AVX-512), Qᵀ in panels of three head vectors ({@link #qtIndex}); a single
+     * head vector on 256-bit halves where {@code half} ({@link #HALF_SCORES}).
+     */
+    static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts,
+                        boolean half) {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
@@ -230,6 +258,10 @@ final class Gemm {
             // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
             // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03; not
             // measured on an AMD CPU)
+            if (half && L == 2 * HL) {
+                // 8 rows × two 256-bit halves of the head vector (a Zen 4's choice, version 10)
+                for (; j + 8 <= n; j += 8) s8x2h(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
+            }
             for (; j + 16 <= n; j += 16) {
                 int pf = Math.min(off + (j + 16) * ROW, k.length - LINE * w);
                 s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);
@@ -688,6 +720,43 @@ final class Gemm {
         a13.intoArray(st, s0 + 13 * hp);
         a14.intoArray(st, s0 + 14 * hp);
         a15.intoArray(st, s0 + 15 * hp);
+    }
+
+    /**
+     * 8 rows × one head vector of 16 heads held as two 256-bit halves (16 accumulators of 8 heads; 2 loads of Qᵀ and 8
+     * broadcasts per 16 FMAs), Qᵀ's columns L apart as for {@link #s16x1}. For {@link #HALF_SCORES}. Reading the next
+     * 8 rows ahead as s16x1 does made it slower on the Zen 4 (B1 H16 T16384 scores 2.95–3.05 ms without, 3.31–3.65 with).
+     */
+    private static void s8x2h(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
+        FloatVector a00 = FloatVector.zero(H), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+        FloatVector a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
+        for (int c = 0; c < w; c++) {
+            FloatVector q0 = FloatVector.fromArray(H, qt, c * L + h0), q1 = FloatVector.fromArray(H, qt, c * L + h0 + HL);
+            FloatVector b = FloatVector.broadcast(H, k[off + c]);
+            a00 = q0.fma(b, a00); a01 = q1.fma(b, a01);
+            b = FloatVector.broadcast(H, k[off + ROW + c]);
+            a10 = q0.fma(b, a10); a11 = q1.fma(b, a11);
+            b = FloatVector.broadcast(H, k[off + 2 * ROW + c]);
+            a20 = q0.fma(b, a20); a21 = q1.fma(b, a21);
+            b = FloatVector.broadcast(H, k[off + 3 * ROW + c]);
+            a30 = q0.fma(b, a30); a31 = q1.fma(b, a31);
+            b = FloatVector.broadcast(H, k[off + 4 * ROW + c]);
+            a40 = q0.fma(b, a40); a41 = q1.fma(b, a41);
+            b = FloatVector.broadcast(H, k[off + 5 * ROW + c]);
+            a50 = q0.fma(b, a50); a51 = q1.fma(b, a51);
+            b = FloatVector.broadcast(H, k[off + 6 * ROW + c]);
+            a60 = q0.fma(b, a60); a61 = q1.fma(b, a61);
+            b = FloatVector.broadcast(H, k[off + 7 * ROW + c]);
+            a70 = q0.fma(b, a70); a71 = q1.fma(b, a71);
+        }
+        a00.intoArray(st, s0); a01.intoArray(st, s0 + HL);
+        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + HL);
+        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + HL);
+        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + HL);
+        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + HL);
+        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + HL);
+        a60.intoArray(st, s0 + 6 * hp); a61.intoArray(st, s0 + 6 * hp + HL);
+        a70.intoArray(st, s0 + 7 * hp); a71.intoArray(st, s0 + 7 * hp + HL);
     }
 
     /** 6 heads × 4 latent vectors: 24 accumulators; per cached row 4 loads of K and 6 broadcasts of P for 24 FMAs. */

@@ -87,12 +87,18 @@ final class Vec {
 
     /** The vendor_id line of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD"), or "" where there is none. */
     static String cpuVendor() {
+        return cpuInfo("vendor_id");
+    }
+
+    /** The first value of a field of /proc/cpuinfo ("vendor_id", "cpu family"), or "" where there is none. */
+    static String cpuInfo(String field) {
         try (java.io.BufferedReader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of("/proc/cpuinfo"))) {
             for (String l; (l = r.readLine()) != null; ) {
-                if (l.startsWith("vendor_id")) return l.substring(l.indexOf(':') + 1).strip();
+                int colon = l.indexOf(':');
+                if (colon > 0 && l.substring(0, colon).strip().equals(field)) return l.substring(colon + 1).strip();
             }
         } catch (java.io.IOException | RuntimeException e) {
-            // not Linux, or unreadable: no vendor
+            // not Linux, or unreadable: no such field
         }
         return "";
     }

@@ -24,13 +24,12 @@ class GemmTest {
                 float[] q = random(rnd, w * hp);   // Q[c, h], packed below in each register file's layout
                 for (int n : ROWS) {
                     float[] k = random(rnd, n * Gemm.ROW);
-                    for (boolean regs32 : new boolean[] {false, true}) {
-                        float[] qt = pack(q, regs32, w, heads, hp);
+                    for (String set : SETS) {
+                        float[] qt = pack(q, !set.equals("regs16"), w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
-                        if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, 0, w, n, st, 0, hp);
-                        else Gemm.atRow16(qt, 0, hp, w, 0, k, 0, w, n, st, 0, hp);
-                        checkScores(q, hp, k, Gemm.ROW, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " w" + w + " H" + heads + " n" + n);
+                        atRow(set, qt, hp, w, 0, k, 0, w, n, st, 0, hp);
+                        checkScores(q, hp, k, Gemm.ROW, w, n, heads, st, set + " w" + w + " H" + heads + " n" + n);
                     }
                 }
             }
@@ -67,15 +66,14 @@ class GemmTest {
                     if (576 % w != 0) continue;
                     // the interleaved sets through either register file's kernels, their rows m·hp apart in st
                     int m = 576 / w;
-                    for (boolean regs32 : new boolean[] {false, true}) {
-                        float[] qt = pack(q, regs32, w, heads, hp);
+                    for (String kernels : SETS) {
+                        float[] qt = pack(q, !kernels.equals("regs16"), w, heads, hp);
                         java.util.Arrays.fill(st, Float.NaN);
                         for (int set = 0; set < m && set < n; set++) {
                             int rowsOfSet = (n - set + m - 1) / m;
-                            if (regs32) Gemm.atRow32(qt, 0, hp, w, 0, k, set * w, w, rowsOfSet, st, set * hp, m * hp);
-                            else Gemm.atRow16(qt, 0, hp, w, 0, k, set * w, w, rowsOfSet, st, set * hp, m * hp);
+                            atRow(kernels, qt, hp, w, 0, k, set * w, w, rowsOfSet, st, set * hp, m * hp);
                         }
-                        checkScores(q, hp, k, w, w, n, heads, st, "regs" + (regs32 ? 32 : 16) + " interleaved w" + w + " H" + heads + " n" + n);
+                        checkScores(q, hp, k, w, w, n, heads, st, kernels + " interleaved w" + w + " H" + heads + " n" + n);
                     }
                 }
             }
@@ -92,12 +90,26 @@ class GemmTest {
             int hp = Gemm.paddedHeads(heads);
             float[] q = random(rnd, qw * hp), k = random(rnd, n * Gemm.ROW), chunk = new float[w * hp];
             for (int c = 0; c < w; c++) System.arraycopy(q, (c0 + c) * hp, chunk, c * hp, hp);
-            for (boolean regs32 : new boolean[] {false, true}) {
-                float[] qt = pack(q, regs32, qw, heads, hp), st = new float[n * hp];
-                if (regs32) Gemm.atRow32(qt, 0, hp, qw, c0, k, 0, w, n, st, 0, hp);
-                else Gemm.atRow16(qt, 0, hp, qw, c0, k, 0, w, n, st, 0, hp);
-                checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk regs" + (regs32 ? 32 : 16) + " H" + heads);
+            for (String set : SETS) {
+                float[] qt = pack(q, !set.equals("regs16"), qw, heads, hp), st = new float[n * hp];
+                atRow(set, qt, hp, qw, c0, k, 0, w, n, st, 0, hp);
+                checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk " + set + " H" + heads);
             }
+        }
+    }
+
+    /**
+     * The score kernel sets: 16 registers, 32 registers, and 32 with a single head vector on 256-bit halves
+     * (Gemm.HALF_SCORES, a Zen 4's choice; where the preferred vector is narrower than 512 bits it is the 32 set).
+     */
+    private static final String[] SETS = {"regs16", "regs32", "regs32-half"};
+
+    private static void atRow(String set, float[] qt, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
+        switch (set) {
+            case "regs16" -> Gemm.atRow16(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts);
+            case "regs32" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false);
+            case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true);
+            default -> throw new IllegalArgumentException(set);
         }
     }
 
