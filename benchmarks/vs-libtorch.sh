@@ -60,7 +60,7 @@ fi
 echo "== ceilings" | log
 benchmarks/roofline/run.sh "$threads" | log
 ./mla bench --roofline --backends java-fast --heads 16 --context 64 --batch 1 --path tiled --dtype f32 --budget-ms 50 2>&1 \
-  | grep '^limits:' | sed 's/^/java /' | log
+  | grep -E '^(limits|kernels):' | sed 's/^limits/java limits/' | log
 echo "== libtorch" | log
 MKL_VERBOSE=1 libtorch --info | grep -v -E '^MKL_VERBOSE [A-Z0-9_]+\(' | sed 's/^MKL_VERBOSE /libtorch MKL_VERBOSE: /' | log
 echo "== check: the same output on $check_shape (libtorch against java-fast and the reference kernels)" | log

@@ -232,6 +232,7 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
                     + "also copies q in and o out%n");
             if (weights != WeightDtype.F32) out.printf("kv_b_proj held as %s (absorb_q, unabsorb_v)%n", weights);
+            if (executors.containsKey("java-fast")) out.printf("%s%n", FastExecutor.kernelChoice());
             out.printf("cache: %s%n%n", paged ? "paged, blocks of " + pagedBlock() + " tokens in shuffled order (block tables read by every kernel)"
                     : "contiguous (one block per sequence)");
             String header = String.format("%-16s %-36s %11s %9s %11s %12s", "backend", "shape", "ms/step", "GB/s", "GFLOP/s", "max|Δ| ref");

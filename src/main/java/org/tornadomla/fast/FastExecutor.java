@@ -160,6 +160,22 @@ public final class FastExecutor extends JvmExecutor {
         return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
     }
 
+    /**
+     * One line saying what java-fast chose for this CPU, for benchmark headers: the CPU as /proc/cpuinfo names it, the
+     * vector width, the register blocks ({@code Gemm.REGS32}), whether tiles and weights are touched before they are
+     * walked ({@code Vec.TOUCH}) and whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}), with
+     * the properties that override each. Figures from two machines compare only beside this line.
+     */
+    public static String kernelChoice() {
+        if (!available()) return "kernels: java-fast unavailable (no jdk.incubator.vector in this JVM)";
+        String vendor = Vec.cpuVendor(), family = Vec.cpuInfo("cpu family"), model = Vec.cpuInfo("model");
+        String cpu = vendor.isEmpty() ? "CPU not named by /proc/cpuinfo" : vendor + " family " + family + " model " + model;
+        return "kernels: java-fast on " + cpu + ": " + Vec.F.vectorBitSize() + "-bit vectors, "
+                + (Gemm.REGS32 ? "32" : "16") + "-register blocks (tornadomla.fast.registers), tiles "
+                + (Vec.TOUCH ? "touched" : "not touched") + " before the values (tornadomla.fast.touch), 16 heads' scores on "
+                + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (tornadomla.fast.halfScores)";
+    }
+
     /** The reference kernels java-fast replaces, each with its Vector API version. */
     public static KernelTable kernels() {
         if (!available()) throw new MlaException("the java-fast kernels need the JDK's Vector API (--add-modules jdk.incubator.vector)");

@@ -405,6 +405,11 @@ class CliTest {
         // java-fast is checked against the reference kernels in the same run
         assertTrue(r.out.lines().filter(l -> l.startsWith("java-fast")).allMatch(l -> l.matches(".* [0-9.]+e[-+][0-9]+ .*")), r.out);
         assertTrue(r.out.contains("limits:") && r.out.contains("GFLOP/s FMA peak"), r.out);
+        // what java-fast chose for this CPU, named once, with the vector width this JVM prefers
+        List<String> kernels = r.out.lines().filter(l -> l.startsWith("kernels: java-fast on ")).toList();
+        assertEquals(1, kernels.size(), r.out);
+        int bits = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize();
+        assertTrue(kernels.get(0).contains(": " + bits + "-bit vectors, ") && kernels.get(0).contains("(tornadomla.fast.halfScores)"), kernels.get(0));
         assertEquals(2, mla("bench", "--path", "naive").code);
         assertEquals(2, mla("bench", "--backends", "cuda").code);
     }
