@@ -32,8 +32,8 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>absorb at one token row: W^UK_h touched in order (one number per line, {@link Vec#touch}) before the pass
  *   that adds it into q_lat, where {@link Vec#TOUCH} is on (an AMD CPU). The pass loads and stores q_lat between
  *   every two weight vectors and kept fewer lines in flight than the touch does. 2-vCPU AMD EPYC Zen 4 (family 25,
- *   model 17), B1 H128: a stand-alone loop of both threads over 33.5 MB, the cache flushed between runs, median
- *   2.09–2.18 → 1.76–1.82 ms; absorb_q in {@code ./mla bench --breakdown}, three alternating pairs, 2.01–2.10 →
+ *   model 17), B1 H128: a stand-alone loop of both threads over 33.5 MB, the cache flushed between runs, medians of
+ *   four runs 2.09–2.27 → 1.76–1.98 ms; absorb_q in {@code ./mla bench --breakdown}, three alternating pairs, 2.01–2.10 →
  *   1.32–1.61 ms (2026-12-04). The same touch before unabsorb_v's one row gained about 3 %, within the noise, so it
  *   is not there. Not measured on an Intel CPU, where the touch stays off.</li>
  * </ol>

@@ -54,7 +54,7 @@ import static org.tornadomla.fast.Vec.L;
  *   heads 228–234 → 240–252 GFLOP/s, minicpm3-4b (40 heads) 182–187 → 191–200.</li>
  *   <li>a single head vector on an AMD Zen 4 ({@link #HALF_SCORES}): 8 rows × two 256-bit halves (s8x2h) in place of
  *   16 rows × one 512-bit vector (s16x1), whose broadcast per FMA the Zen 4's double-pumped 512-bit units pay for. One
- *   core over one 64-row tile in cache, 16 heads: 86–87 → 94–99 GFLOP/s (peak 115); B1 H16 in {@code ./mla bench
+ *   core over one 64-row tile in cache, 16 heads: 86–87 → 99 GFLOP/s (peak 115); B1 H16 in {@code ./mla bench
  *   --breakdown}, alternating, scores 0.75–0.88 → 0.57–0.63 ms at T4096 and 3.86–3.93 → 2.95–3.05 at T16384;
  *   GeometryTasks 512 + 64 / 16 86.7, 86.1, 67.4 → 96.5, 105.0, 75.9 GFLOP/s (2-vCPU EPYC, family 25 model 17,
  *   2026-12-04).</li>
@@ -129,11 +129,8 @@ final class Gemm {
      * an AMD CPU of family 25 (Zen 3 and Zen 4) with 512-bit vectors (Zen 3 has none). {@code
      * -Dtornadomla.fast.halfScores=true|false} overrides it, for A/B runs on one machine.
      */
-    static final boolean HALF_SCORES = switch (System.getProperty("tornadomla.fast.halfScores", "")) {
-        case "true" -> true;
-        case "false" -> false;
-        default -> F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family"));
-    };
+    static final boolean HALF_SCORES = Vec.choice("tornadomla.fast.halfScores",
+            F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")));
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();
@@ -253,15 +250,14 @@ final class Gemm {
                         boolean half) {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
-            // a single head vector (H ≤ 16): 16 rows at a time (a tile is 4 such blocks), then 8
-            // each block also reads ahead the 16 rows after it (the next tile's first ones after the last block),
-            // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
-            // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03; not
-            // measured on an AMD CPU)
+            // a single head vector (H ≤ 16). On a Zen 4 8 rows × its two 256-bit halves (version 10) take every block
+            // of 8 rows; elsewhere 16 rows at a time (a tile is 4 such blocks), then 8
             if (half && L == 2 * HL) {
-                // 8 rows × two 256-bit halves of the head vector (a Zen 4's choice, version 10)
                 for (; j + 8 <= n; j += 8) s8x2h(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
             }
+            // each block of 16 also reads ahead the 16 rows after it (the next tile's first ones after the last block),
+            // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
+            // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03)
             for (; j + 16 <= n; j += 16) {
                 int pf = Math.min(off + (j + 16) * ROW, k.length - LINE * w);
                 s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);

@@ -27,6 +27,37 @@ class FastExecutorTest {
     }
 
     @Test
+    void theCpuFieldsAreTheFirstProcessorsAndTheChoicesFollowThem() throws java.io.IOException {
+        // each field as grep would find its first line in /proc/cpuinfo ("model" is not "model name"); none without it
+        java.nio.file.Path info = java.nio.file.Path.of("/proc/cpuinfo");
+        List<String> lines = java.nio.file.Files.exists(info) ? java.nio.file.Files.readAllLines(info) : List.of();
+        for (String field : new String[] {"vendor_id", "cpu family", "model"}) {
+            String want = lines.stream().filter(l -> l.matches(java.util.regex.Pattern.quote(field) + "\\s*:.*"))
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("");
+            assertEquals(want, Vec.cpuInfo(field), field);
+        }
+        assertEquals("", Vec.cpuInfo("no such field"));
+        // true and false override what the machine suggests; anything else leaves it
+        String p = "tornadomla.test.choice";
+        try {
+            System.setProperty(p, "true");
+            assertTrue(Vec.choice(p, false));
+            System.setProperty(p, "false");
+            assertFalse(Vec.choice(p, true));
+            System.setProperty(p, "yes");
+            assertTrue(Vec.choice(p, true));
+            assertFalse(Vec.choice(p, false));
+        } finally {
+            System.clearProperty(p);
+        }
+        // the Zen 4 choice: only an AMD CPU of family 25 whose JVM prefers 512-bit vectors, unless overridden
+        if (System.getProperty("tornadomla.fast.halfScores") == null) {
+            boolean zen4 = "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512;
+            assertEquals(zen4, Gemm.HALF_SCORES);
+        }
+    }
+
+    @Test
     void everyPathAndDtypeMatchesTheReference() {
         List<MlaConfig> configs = new ArrayList<>(List.of(TestData.all()));
         configs.add(blocked());
