@@ -51,6 +51,8 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>the values of a tile read in place read the next tile ahead as they compute, at up to 16 heads,
  *   where {@link Vec#TOUCH} is off ({@link Gemm#valuesReadingAhead}; not measured where the tile is touched): B1 H16 T16384 values 1.72–1.80 → 1.47–1.63 ms on the Xeon. Not in the tiled
  *   path, whose split_tiles measured 2.68–2.97 → 3.02–3.11 ms with it (its scores already read the next tile ahead).</li>
+ *   <li>at up to 16 heads a tile read in place is touched before its scores too, where {@link Gemm#TOUCH_SCORES} says so
+ *   (a Zen 5), and s16x1 then reads no rows ahead: B1 H16 T16384 scores 2.54–2.88 → 1.80–2.09 ms (2026-12-04).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -114,6 +116,7 @@ public final class FastAttention {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 boolean inPlace = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize);
+                if (inPlace && Gemm.TOUCH_SCORES && hp == L) Vec.touch(kvFloats, off, off + n * w);   // one head vector (version 9)
                 Gemm.scores(qt, r * w * hp, hp, inPlace ? kvFloats : buf, off, inPlace ? w : ws, w, n, st, 0);
                 transposeTile(st, hp, heads, n, scores, r * heads * capacity + j0, capacity, rowsOfL);
             }

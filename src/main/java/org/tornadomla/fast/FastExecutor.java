@@ -163,7 +163,8 @@ public final class FastExecutor extends JvmExecutor {
     /**
      * One line saying what java-fast chose for this CPU, for benchmark headers: the CPU as /proc/cpuinfo names it, the
      * vector width, the register blocks ({@code Gemm.REGS32}), whether tiles and weights are touched before they are
-     * walked ({@code Vec.TOUCH}) and whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}), with
+     * walked ({@code Vec.TOUCH}), whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}) and whether they
+     * read a touched tile or rows ahead ({@code Gemm.TOUCH_SCORES}), with
      * the properties that override each. Figures from two machines compare only beside this line.
      */
     public static String kernelChoice() {
@@ -173,7 +174,8 @@ public final class FastExecutor extends JvmExecutor {
         return "kernels: java-fast on " + cpu + ": " + Vec.F.vectorBitSize() + "-bit vectors, "
                 + (Gemm.REGS32 ? "32" : "16") + "-register blocks (tornadomla.fast.registers), tiles "
                 + (Vec.TOUCH ? "touched" : "not touched") + " before the values (tornadomla.fast.touch), 16 heads' scores on "
-                + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (tornadomla.fast.halfScores)";
+                + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (tornadomla.fast.halfScores), "
+                + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (tornadomla.fast.touchScores)";
     }
 
     /** The reference kernels java-fast replaces, each with its Vector API version. */

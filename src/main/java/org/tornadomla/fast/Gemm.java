@@ -131,6 +131,17 @@ final class Gemm {
      */
     static final boolean HALF_SCORES = Vec.choice("tornadomla.fast.halfScores",
             F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")));
+    /**
+     * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
+     * 16) walk it, in place of s16x1 reading the next 16 rows ahead as it computes. At 16 heads a cached number carries
+     * 32 FLOPs and the scores wait on memory. On an AMD Zen 5 (2 vCPUs, 2026-12-04) the tile touched first and no read-ahead
+     * made the B1 H16 T16384 scores 1.80–2.09 ms against 2.54–2.88 (five alternating rounds), the tiled path 2.74–3.04
+     * against 2.87–3.52 ms; at T4096, where the cache stays in the L3, both were level. On where {@link Vec#TOUCH} is on
+     * and the FMA units are 512 bits wide: an AMD CPU with 32 registers and no {@link #HALF_SCORES} (a Zen 5; the Zen 4
+     * and the Intel Xeon keep the read-ahead, as measured there). {@code -Dtornadomla.fast.touchScores=true|false}
+     * overrides it.
+     */
+    static final boolean TOUCH_SCORES = Vec.choice("tornadomla.fast.touchScores", Vec.TOUCH && REGS32 && !HALF_SCORES);
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();
@@ -258,8 +269,9 @@ final class Gemm {
             // each block of 16 also reads ahead the 16 rows after it (the next tile's first ones after the last block),
             // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
             // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03)
+            // (where TOUCH_SCORES, the caller touched the tile: the kernel's extra loads stay on its own rows, in cache)
             for (; j + 16 <= n; j += 16) {
-                int pf = Math.min(off + (j + 16) * ROW, k.length - LINE * w);
+                int pf = Math.min(off + (TOUCH_SCORES ? j : j + 16) * ROW, k.length - LINE * w);
                 s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);
             }
             for (; j + 8 <= n; j += 8) s8x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);

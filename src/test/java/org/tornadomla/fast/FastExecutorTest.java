@@ -55,6 +55,18 @@ class FastExecutorTest {
             boolean zen4 = "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512;
             assertEquals(zen4, Gemm.HALF_SCORES);
         }
+        // the Zen 5 choice: tiles touched before a single head vector's scores where the touch is on and the FMAs are full width
+        if (System.getProperty("tornadomla.fast.touchScores") == null) {
+            assertEquals(Vec.TOUCH && Gemm.REGS32 && !Gemm.HALF_SCORES, Gemm.TOUCH_SCORES);
+            if ("AuthenticAMD".equals(Vec.cpuVendor()) && "26".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512
+                    && System.getProperty("tornadomla.fast.touch") == null && System.getProperty("tornadomla.fast.registers") == null
+                    && System.getProperty("tornadomla.fast.halfScores") == null) {
+                assertTrue(Gemm.TOUCH_SCORES, "a Zen 5 (AMD family 26 with AVX-512) touches before the 16-head scores");
+            }
+            if ("GenuineIntel".equals(Vec.cpuVendor()) && System.getProperty("tornadomla.fast.touch") == null) {
+                assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps s16x1's read-ahead");
+            }
+        }
     }
 
     @Test
