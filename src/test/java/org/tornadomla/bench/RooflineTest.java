@@ -31,9 +31,35 @@ class RooflineTest {
         }
     }
 
+    /**
+     * fmaRun counts 16 chains × 2 FLOPs × the vector's lanes per round of every call its threads made, over the time
+     * they took: a stand-in block that sleeps 2 ms per timed call bounds that time from both sides.
+     */
     @Test
-    void aRunReportsAPositiveFinitePeak() {
-        double g = Roofline.fmaRun(1, 20, Roofline::fmaBlockAgain);
-        assertTrue(g > 0 && Double.isFinite(g), "GFLOP/s " + g);
+    void aRunCountsTheFlopsOfEveryThreadsCalls() {
+        int threads = 2;
+        java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.ConcurrentHashMap<Long, Long> perThread = new java.util.concurrent.ConcurrentHashMap<>();
+        Roofline.FmaBlock sleeper = (iters, seed) -> {
+            if (iters < 1 << 16) return 0f;                       // the warm-up before the clock
+            assertEquals(1 << 16, iters, "rounds per timed call");
+            calls.incrementAndGet();
+            perThread.merge(Thread.currentThread().threadId(), 1L, Long::sum);
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 1f;
+        };
+        long t0 = System.nanoTime();
+        double g = Roofline.fmaRun(threads, 40, sleeper);
+        double outside = (System.nanoTime() - t0) / 1e9;
+        assertEquals(threads, perThread.size(), "every thread ran");
+        double flops = calls.get() * (double) (1 << 16) * 16 * 2 * FloatVector.SPECIES_PREFERRED.length();
+        long most = perThread.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+        // the run took at least the longest thread's sleeps and at most the time seen from outside
+        assertTrue(g >= flops / outside / 1e9 * 0.999, "GFLOP/s " + g + " below " + flops / outside / 1e9);
+        assertTrue(g <= flops / (most * 0.002) / 1e9 * 1.001, "GFLOP/s " + g + " above " + flops / (most * 0.002) / 1e9);
     }
 }
