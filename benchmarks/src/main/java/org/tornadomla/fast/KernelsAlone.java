@@ -1,0 +1,129 @@
+package org.tornadomla.fast;
+
+import org.tornadomla.bench.Roofline;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CyclicBarrier;
+
+/**
+ * java-fast's attention micro-kernels alone ({@link Gemm#scores}, {@link Gemm#values}), each over two 64-row tiles of
+ * DeepSeek's 576-wide latent rows that stay in the core's L2, with no softmax, no partial sums and no memory traffic
+ * around them: what a kernel reaches on its own, to set beside the same task inside a step ({@code ./mla bench
+ * --roofline --breakdown}). Where the step falls short of the kernel alone, the time goes to what surrounds it
+ * (the cache from memory, threads waiting on each other); where the kernel alone falls short, to the kernel.
+ *
+ * <p>Each kernel runs first on one thread, then on every thread at once (each on its own arrays), best of {@code
+ * rounds} rounds of 100 ms per thread, against the FMA peak of all cores measured in the same run
+ * ({@link Roofline#measure}) divided by the threads. Per-thread figures show a core that a shared host slows (on a
+ * 2-vCPU Zen 5, 2026-12-04, one of two threads running the same compiled kernel ran at 0.65–0.75 of the other in
+ * 4 of 5 JVMs, whatever the alignment of its arrays).
+ *
+ * <p>In the package of the kernels because they are package-private (the library does not export them); it runs
+ * from the benchmarks' shaded jar, on the class path:
+ * <pre>
+ * java --add-modules jdk.incubator.vector -cp benchmarks/target/benchmarks.jar org.tornadomla.fast.KernelsAlone [rounds=20] [heads=128,16]
+ * </pre>
+ */
+public final class KernelsAlone {
+    private KernelsAlone() {
+    }
+
+    /** Cached rows per tile, as in {@link FastAttention#TILE}; two tiles (295 KB) stay in L2. */
+    private static final int N = FastAttention.TILE, TILES = 2, W = Gemm.ROW, DC = 512, CAPACITY = 4096;
+
+    /** One kernel over a thread's own arrays: run once over both tiles. */
+    private interface Pass {
+        void run();
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 20;
+        int[] heads = {128, 16};
+        for (String a : args) {
+            String v = a.substring(a.indexOf('=') + 1);
+            if (a.startsWith("rounds=")) rounds = Integer.parseInt(v);
+            else if (a.startsWith("heads=")) heads = Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
+            else throw new IllegalArgumentException("unknown argument " + a + " (rounds=, heads=)");
+        }
+        int threads = Runtime.getRuntime().availableProcessors();
+        Roofline.Limits limits = Roofline.measure();
+        double perThread = limits.gflopPerS() / limits.threads();
+        System.out.printf("java-fast micro-kernels alone, tiles of %d rows × %d floats (two per thread, in L2), best of %d × 100 ms%n", N, W, rounds);
+        System.out.printf("FMA peak %.1f GFLOP/s on %d threads: %.1f per thread%n", limits.gflopPerS(), limits.threads(), perThread);
+        System.out.println(FastExecutor.kernelChoice());
+        System.out.printf("%-12s %-14s %s%n", "kernel", "1 thread", threads + " threads at once (each, % of its share of the peak)");
+        for (int h : heads) {
+            for (String kernel : new String[] {"scores", "values"}) {
+                String name = kernel + " H" + h;
+                double one = run(kernel, h, 1, rounds)[0];
+                double[] all = run(kernel, h, threads, rounds);
+                StringBuilder sb = new StringBuilder();
+                for (double g : all) sb.append(String.format("%.1f (%.0f %%) ", g, 100 * g / perThread));
+                System.out.printf("%-12s %6.1f (%2.0f %%)  %s%n", name, one, 100 * one / perThread, sb.toString().trim());
+            }
+        }
+    }
+
+    /** GFLOP/s of each of {@code threads} threads running the kernel at once, best round each. */
+    private static double[] run(String kernel, int heads, int threads, int rounds) throws Exception {
+        double[] best = new double[threads];
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Thread> ts = new ArrayList<>();
+        Throwable[] error = new Throwable[1];
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            Thread th = new Thread(() -> {
+                try {
+                    Pass pass = kernel.equals("scores") ? scores(heads, id) : values(heads, id);
+                    double flops = 2.0 * TILES * N * heads * (kernel.equals("scores") ? W : DC);
+                    for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
+                    for (int r = 0; r < rounds; r++) {
+                        start.await();
+                        long t0 = System.nanoTime(), calls = 0;
+                        while (System.nanoTime() - t0 < 100_000_000L) {
+                            pass.run();
+                            calls++;
+                        }
+                        best[id] = Math.max(best[id], calls * flops / (System.nanoTime() - t0));
+                    }
+                } catch (Throwable e) {
+                    error[0] = e;
+                }
+            }, "kernels-alone-" + t);
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) th.join();
+        if (error[0] != null) throw new IllegalStateException("kernel " + kernel + " failed", error[0]);
+        return best;
+    }
+
+    /** Sᵀ = Qᵀ·K over each tile: heads padded to whole vectors, Qᵀ packed as the step packs it. */
+    private static Pass scores(int heads, int seed) {
+        int hp = Gemm.paddedHeads(heads);
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] k = random(r, TILES * N * W), qt = random(r, W * hp), st = new float[N * hp];
+        return () -> {
+            for (int t = 0; t < TILES; t++) Gemm.scores(qt, 0, hp, k, t * N * W, W, N, st, 0);
+        };
+    }
+
+    /** O += P·K[:, :512] over each tile: P read in place from rows of the capacity, as the absorbed path reads it. */
+    private static Pass values(int heads, int seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] k = random(r, TILES * N * W), p = random(r, heads * CAPACITY), o = new float[heads * DC];
+        for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
+        return () -> {
+            for (int t = 0; t < TILES; t++) Gemm.values(p, t * N, CAPACITY, 1, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
+        };
+    }
+
+    private static float[] random(SplittableRandom r, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) r.nextDouble(-1, 1);
+        return a;
+    }
+}
