@@ -36,19 +36,36 @@ import static org.tornadomla.fast.Vec.L;
  *   four runs 2.09–2.27 → 1.76–1.98 ms; absorb_q in {@code ./mla bench --breakdown}, three alternating pairs, 2.01–2.10 →
  *   1.32–1.61 ms (2026-12-04). The same touch before unabsorb_v's one row gained about 3 %, within the noise, so it
  *   is not there. Not measured on an Intel CPU, where the touch stays off.</li>
+ *   <li>absorb at one token row on an AMD Zen 5: 8 vectors of q_lat held in registers while W^UK_h streams past in
+ *   strips of 8 vectors ({@link #absorbStrips}, version 2's order), no touch, where {@link #STRIPS} says so. On
+ *   the Zen 5 the strips keep more lines in flight than the in-order pass, which loads and stores q_lat between every
+ *   two weight vectors. 2-vCPU Zen 5 (family 26, model 2), 2026-12-05, absorb_q in {@code ./mla bench --breakdown},
+ *   the four orders alternating, three rounds: B1 H128 T4096 in order after the touch 0.78–0.92 ms, strips
+ *   0.60–0.66, in order without the touch 0.70–0.90, strips after the touch 0.69–0.79; three more pairs at T16384:
+ *   H128 0.90–1.07 → 0.63–0.88, H16 0.109–0.125 → 0.083–0.086 ms. The bits do not change.</li>
  * </ol>
  */
 public final class FastAbsorb {
     private FastAbsorb() {
     }
 
+    /**
+     * Whether absorb_q at one token row streams W^UK_h past 8 vectors of q_lat held in registers ({@link
+     * #absorbStrips}) rather than reading it in memory order into q_lat ({@link #absorbInOrder}): on an AMD Zen 5 (cpu
+     * family 26), where the strips measured 20–30 % faster (version 7). The Zen 3 measured the other way (version 4),
+     * and the Zen 4 and the Intel Xeon were not measured with them. {@code -Dtornadomla.fast.absorbStrips=true|false}
+     * overrides it, for A/B runs on one machine.
+     */
+    static final boolean STRIPS = Vec.choice("tornadomla.fast.absorbStrips",
+            "AuthenticAMD".equals(Vec.cpuVendor()) && "26".equals(Vec.cpuInfo("cpu family")));
+
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {
         Parallel.forEach(heads, h -> {
             int w0 = h * (dn + dv) * dc;
-            // one token row: W^UK_h read once in order before the pass that adds it into q_lat (version 6); with
-            // several rows absorbQueryHead touches it itself
-            if (rows == 1 && Vec.TOUCH) Vec.touch(wkvB, w0, w0 + dn * dc);
+            // one token row: W^UK_h read once in order before the pass that adds it into q_lat (version 6), not before
+            // the strips (version 7); with several rows absorbQueryHead touches it itself
+            if (rows == 1 && Vec.TOUCH && !oneRowInStrips(dc)) Vec.touch(wkvB, w0, w0 + dn * dc);
             absorbQueryHead(q, wkvB, w0, qLat, rows, heads, h, dn, dr, dc);
         });
     }
@@ -58,6 +75,10 @@ public final class FastAbsorb {
      * head of bf16 or FP8 weights decoded into a buffer, so that they give what f32 weights give.
      */
     static void absorbQueryHead(float[] q, float[] wkvB, int w0, float[] qLat, int rows, int heads, int h, int dn, int dr, int dc) {
+        if (rows == 1 && oneRowInStrips(dc)) {
+            absorbStrips(q, wkvB, w0, qLat, h * (dn + dr), h * dc, dn, dc);
+            return;
+        }
         if (rows == 1 && dc % L == 0) {
             absorbInOrder(q, wkvB, w0, qLat, h * (dn + dr), h * dc, dn, dc);
             return;
@@ -72,6 +93,43 @@ public final class FastAbsorb {
         Gemm.values(q, h * (dn + dr), heads * (dn + dr), 1, rows, wkvB, w0, dc, dn, 0, dc, qLat, h * dc, heads * dc);
     }
 
+    /** Whether one token row's absorb_q runs {@link #absorbStrips}: where {@link #STRIPS} says so and d_c is whole strips. */
+    private static boolean oneRowInStrips(int dc) {
+        return STRIPS && dc % (8 * L) == 0;
+    }
+
+    /**
+     * {@link #absorbQueryHead} of a single token row, W^UK_h in strips of 8 vectors of latent dims (d_c a multiple of
+     * 8·L): q_lat's 8 vectors stay in registers while the strip's d_n rows stream past, 8 weight vectors per broadcast
+     * of q_nope and nothing stored until the strip ends (version 7). The same sums in the same order as the other
+     * orders: the same bits. q_nope from q[qo], q_lat into qLat[out].
+     */
+    static void absorbStrips(float[] q, float[] wkvB, int w0, float[] qLat, int qo, int out, int dn, int dc) {
+        for (int c = 0; c < dc; c += 8 * L) {
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            for (int d = 0; d < dn; d++) {
+                FloatVector b = FloatVector.broadcast(F, q[qo + d]);
+                int wr = w0 + d * dc + c;
+                a0 = FloatVector.fromArray(F, wkvB, wr).fma(b, a0);
+                a1 = FloatVector.fromArray(F, wkvB, wr + L).fma(b, a1);
+                a2 = FloatVector.fromArray(F, wkvB, wr + 2 * L).fma(b, a2);
+                a3 = FloatVector.fromArray(F, wkvB, wr + 3 * L).fma(b, a3);
+                a4 = FloatVector.fromArray(F, wkvB, wr + 4 * L).fma(b, a4);
+                a5 = FloatVector.fromArray(F, wkvB, wr + 5 * L).fma(b, a5);
+                a6 = FloatVector.fromArray(F, wkvB, wr + 6 * L).fma(b, a6);
+                a7 = FloatVector.fromArray(F, wkvB, wr + 7 * L).fma(b, a7);
+            }
+            a0.intoArray(qLat, out + c);
+            a1.intoArray(qLat, out + c + L);
+            a2.intoArray(qLat, out + c + 2 * L);
+            a3.intoArray(qLat, out + c + 3 * L);
+            a4.intoArray(qLat, out + c + 4 * L);
+            a5.intoArray(qLat, out + c + 5 * L);
+            a6.intoArray(qLat, out + c + 6 * L);
+            a7.intoArray(qLat, out + c + 7 * L);
+        }
+    }
+
     /**
      * {@link #absorbQueryHead} of a single token row, reading W^UK_h in memory order (version 4): two rows of it at a
      * time added into q_lat (d_c numbers, in L1), so the weights stream as one sequential read instead of 64-column
@@ -80,7 +138,7 @@ public final class FastAbsorb {
      * 3.05-3.14 ms in alternating runs); with 8 rows this order, a load and store of q_lat per FMA, was 1.7× slower.
      * q_nope from q[qo], q_lat into qLat[out].
      */
-    private static void absorbInOrder(float[] q, float[] wkvB, int w0, float[] qLat, int qo, int out, int dn, int dc) {
+    static void absorbInOrder(float[] q, float[] wkvB, int w0, float[] qLat, int qo, int out, int dn, int dc) {
         java.util.Arrays.fill(qLat, out, out + dc, 0f);
         int d = 0;
         for (; d + 2 <= dn; d += 2) {

@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * absorb_q at one token row reads W^UK in memory order, at several rows through Gemm's register blocks: the same
- * sums in the same order, so the same bits, and both equal to a double-precision sum within f32 rounding; at many
+ * absorb_q at one token row reads W^UK in memory order or in strips of 8 vectors, at several rows through Gemm's
+ * register blocks: the same sums in the same order, so the same bits, and both equal to a double-precision sum within f32 rounding; at many
  * token rows absorb_q and unabsorb_v equal a double-precision sum.
  */
 class FastAbsorbTest {
@@ -26,14 +26,19 @@ class FastAbsorbTest {
             System.arraycopy(one, 0, two, 0, one.length);
             System.arraycopy(one, 0, two, one.length, one.length);
             float[] lat1 = new float[heads * dc], lat2 = new float[2 * heads * dc];
+            float[] inOrder = new float[heads * dc], strips = new float[heads * dc];   // both one-row orders, whichever this CPU runs
             for (int h = 0; h < heads; h++) {
                 FastAbsorb.absorbQueryHead(one, w, h * (dn + dv) * dc, lat1, 1, heads, h, dn, dr, dc);
                 FastAbsorb.absorbQueryHead(two, w, h * (dn + dv) * dc, lat2, 2, heads, h, dn, dr, dc);
+                FastAbsorb.absorbInOrder(one, w, h * (dn + dv) * dc, inOrder, h * (dn + dr), h * dc, dn, dc);
+                FastAbsorb.absorbStrips(one, w, h * (dn + dv) * dc, strips, h * (dn + dr), h * dc, dn, dc);
             }
             for (int h = 0; h < heads; h++) {
                 for (int c = 0; c < dc; c++) {
                     int i = h * dc + c;
                     assertEquals(Float.floatToIntBits(lat2[i]), Float.floatToIntBits(lat1[i]), "dn " + dn + " h" + h + " c" + c);
+                    assertEquals(Float.floatToIntBits(lat2[i]), Float.floatToIntBits(inOrder[i]), "in order, dn " + dn + " h" + h + " c" + c);
+                    assertEquals(Float.floatToIntBits(lat2[i]), Float.floatToIntBits(strips[i]), "strips, dn " + dn + " h" + h + " c" + c);
                     double want = 0;
                     for (int d = 0; d < dn; d++) want += (double) w[(h * (dn + dv) + d) * dc + c] * one[h * (dn + dr) + d];
                     assertTrue(Math.abs(want - lat1[i]) < 1e-4, "dn " + dn + " h" + h + " c" + c + ": " + lat1[i] + " against " + want);

@@ -74,6 +74,14 @@ class FastExecutorTest {
                 assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps s16x1's read-ahead");
             }
         }
+        // the other Zen 5 choice: one token row's absorb_q in strips on an AMD family-26 CPU only
+        if (System.getProperty("tornadomla.fast.absorbStrips") == null) {
+            if ("AuthenticAMD".equals(Vec.cpuVendor()) && "26".equals(Vec.cpuInfo("cpu family"))) {
+                assertTrue(FastAbsorb.STRIPS, "a Zen 5 runs one row's absorb_q in strips");
+            } else {
+                assertFalse(FastAbsorb.STRIPS, "every CPU but a Zen 5 reads W^UK in memory order at one row");
+            }
+        }
     }
 
     @Test
