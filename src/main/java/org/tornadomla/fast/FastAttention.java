@@ -53,6 +53,14 @@ import static org.tornadomla.fast.Vec.L;
  *   path, whose split_tiles measured 2.68–2.97 → 3.02–3.11 ms with it (its scores already read the next tile ahead).</li>
  *   <li>at up to 16 heads a tile read in place is touched before its scores too, where {@link Gemm#TOUCH_SCORES} says so
  *   (a Zen 5), and s16x1 then reads no rows ahead: B1 H16 T16384 scores 2.54–2.88 → 1.80–2.09 ms (2026-12-04).</li>
+ *   <li>where the touch is on, the values run their blocks over two tiles read in place at a time ({@link
+ *   #VALUES_RUN}, 128 rows, 295 KB in L2): each block loads and stores its 24 accumulators of o_lat once per run
+ *   instead of once per tile, 256 KB of o_lat each way per 64 rows at 128 heads. The pieces and the order of the
+ *   sums stay those of the tiles: the same bits. 2-vCPU Zen 5, 2026-12-05: a harness of this loop with runs of 32,
+ *   64, 128 and 256 rows alternating twelve times took 2.3–2.9, 2.03–2.32, 1.90–2.48 (mostly 1.9–2.0) and 1.88–2.4
+ *   ms; in {@code ./mla bench --breakdown}, six alternating pairs, B1 H128 T4096 values 2.33–2.85 → 1.90–2.64 ms
+ *   (median 2.49 → 2.27; five of six pairs faster), B1 H16 T4096 0.311–0.377 → 0.285–0.325 ms (median 0.325 →
+ *   0.295).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -80,6 +88,12 @@ public final class FastAttention {
     static final int TILE = 64;
     /** Latent columns of Qᵀ per packing task. */
     static final int PACK = 64;
+    /**
+     * Tiles read in place that the values take in one pass of their blocks (version 10): 2 where {@link Vec#TOUCH} is
+     * on (measured on a Zen 5), else 1 (the Xeon's read-ahead of the next tile, version 8, stays as measured).
+     * {@code -Dtornadomla.fast.valuesRuns=true|false} overrides it.
+     */
+    static final int VALUES_RUN = Vec.choice("tornadomla.fast.valuesRuns", Vec.TOUCH) ? 2 : 1;
 
     private static final ThreadLocal<float[]> QT = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);
@@ -186,6 +200,12 @@ public final class FastAttention {
 
     public static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                       int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr) {
+        absorbedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, VALUES_RUN);
+    }
+
+    /** {@link #absorbedValues} with the tiles per run of the values' blocks given (tests run 1 and 2 on every machine). */
+    static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
+                               int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
         // dim; with several parts per token row their sums are added at the end
@@ -198,8 +218,18 @@ public final class FastAttention {
             int o0 = part != null ? task * size : r * size;
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
             float[] buf = Vec.scratch(ROWS, TILE * ws);
-            for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
+            int end = Math.min(tiles, (piece + 1) * per);
+            for (int tile = piece * per; tile < end; tile++) {
                 int j0 = tile * TILE, n = Math.min(TILE, len - j0);
+                // an f32 run of VALUES_RUN tiles in one block: one pass of the blocks over all its rows (version 10)
+                int run = Math.min(valuesRun, end - tile), nRun = Math.min(run * TILE, len - j0);
+                if (run > 1 && dtype == CacheLayout.F32 && inOneBlock(j0, nRun, blockSize)) {
+                    int at = CacheLayout.valueIndex(CacheLayout.slot(attnMeta, table, j0, blockSize), 0, w);
+                    Vec.touch(kvFloats, at, at + nRun * w);
+                    Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, kvFloats, at, w, nRun, 0, dc, out, o0, dc);
+                    tile += run - 1;
+                    continue;
+                }
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 int stride = src == kvFloats ? w : ws;

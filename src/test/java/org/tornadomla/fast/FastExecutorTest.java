@@ -74,6 +74,11 @@ class FastExecutorTest {
                 assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps s16x1's read-ahead");
             }
         }
+        // the values' runs of two tiles: on AMD CPUs (where tiles are touched), single tiles on an Intel CPU
+        if (System.getProperty("tornadomla.fast.valuesRuns") == null && System.getProperty("tornadomla.fast.touch") == null) {
+            if ("GenuineIntel".equals(Vec.cpuVendor())) assertEquals(1, FastAttention.VALUES_RUN, "an Intel CPU keeps single tiles");
+            if ("AuthenticAMD".equals(Vec.cpuVendor())) assertEquals(2, FastAttention.VALUES_RUN, "an AMD CPU runs the values over two tiles");
+        }
         // the other Zen 5 choice: one token row's absorb_q in strips on an AMD family-26 CPU only
         if (System.getProperty("tornadomla.fast.absorbStrips") == null) {
             if ("AuthenticAMD".equals(Vec.cpuVendor()) && "26".equals(Vec.cpuInfo("cpu family"))) {

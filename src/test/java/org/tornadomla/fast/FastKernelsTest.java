@@ -10,6 +10,8 @@ import org.tornadomla.kernels.AbsorbedAttention;
 import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Softmax;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 /**
  * The fast attention kernels against the reference kernels, one kernel at a time, over the shapes that pick
  * each micro-kernel of {@link Gemm}: head counts that fill 4, 2 and 1 vectors and leave odd heads (3 … 136),
@@ -86,6 +88,14 @@ class FastKernelsTest {
         java.util.Arrays.fill(oFast, Float.NaN);
         FastAttention.absorbedValues(sRef, f, h, by, dt.code, oFast, meta, rows, cap, cap, heads, dc, dr);
         TestData.assertClose(oRef, oFast, 1e-4, what + " values");
+        // runs of two tiles (version 10) and single tiles, whichever this CPU chooses: the same sums in the same order
+        float[] oOne = new float[oFast.length], oTwo = new float[oFast.length];
+        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oOne, meta, rows, cap, cap, heads, dc, dr, 1);
+        FastAttention.absorbedValues(sRef, f, h, by, dt.code, oTwo, meta, rows, cap, cap, heads, dc, dr, 2);
+        TestData.assertClose(oRef, oTwo, 1e-4, what + " values in runs of two tiles");
+        for (int i = 0; i < oOne.length; i++) {
+            assertEquals(Float.floatToIntBits(oOne[i]), Float.floatToIntBits(oTwo[i]), what + " values, one tile or two at a time, at " + i);
+        }
 
         for (int splits : new int[] {1, 3}) {
             int parts = rows * heads * splits;
