@@ -89,8 +89,9 @@ public final class FastAttention {
     /** Latent columns of Qᵀ per packing task. */
     static final int PACK = 64;
     /**
-     * Tiles read in place that the values take in one pass of their blocks (version 10): 2 where {@link Vec#TOUCH} is
-     * on (measured on a Zen 5), else 1 (the Xeon's read-ahead of the next tile, version 8, stays as measured).
+     * Tiles read in place that the values take in one pass of their blocks (version 10), and that make one tile of
+     * the tiled path ({@link FastOnlineSoftmax}'s version 3): 2 where {@link Vec#TOUCH} is on (measured on a Zen 5),
+     * else 1 (the Xeon's read-ahead of the next tile, version 8, stays as measured).
      * {@code -Dtornadomla.fast.valuesRuns=true|false} overrides it.
      */
     static final int VALUES_RUN = Vec.choice("tornadomla.fast.valuesRuns", Vec.TOUCH) ? 2 : 1;

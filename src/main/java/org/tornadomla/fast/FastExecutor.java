@@ -177,7 +177,7 @@ public final class FastExecutor extends JvmExecutor {
                 + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (tornadomla.fast.halfScores), "
                 + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (tornadomla.fast.touchScores), "
                 + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (tornadomla.fast.absorbStrips), "
-                + "values over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles") + " (tornadomla.fast.valuesRuns)";
+                + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles") + " (tornadomla.fast.valuesRuns)";
     }
 
     /** The reference kernels java-fast replaces, each with its Vector API version. */

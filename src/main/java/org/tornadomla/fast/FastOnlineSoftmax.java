@@ -23,6 +23,13 @@ import static org.tornadomla.fast.Vec.L;
  * <ol>
  *   <li>per group of 8 heads and split, 4 × 4 dot-product score blocks and 4 × 2 value blocks.</li>
  *   <li>all heads per (row, split) task, outer-product micro-kernels, vectorised online softmax over heads.</li>
+ *   <li>an f32 cache read in place goes in tiles of two {@link FastAttention#TILE}s (128 rows, 295 KB in L2) where
+ *   tiles are touched ({@link FastAttention#VALUES_RUN}: AMD CPUs) and the blocks hold a whole number of them: half as
+ *   many online-softmax updates, rescales of the accumulators and loads and stores of them by the value blocks.
+ *   2-vCPU Zen 5, 2026-12-05, {@code ./mla bench --breakdown}, five alternating pairs, split_tiles: B1 H16 T16384
+ *   2.19–2.97 → 2.07–2.84 ms (five of five faster), B1 H16 T4096 0.52–0.70 → 0.52–0.71 (medians 0.65 → 0.53), H128
+ *   level (T4096 3.36–4.61 against 3.38–4.50). The sums run over other tiles, so the last bits differ from
+ *   tiles of 64; both are within the reference's tolerance.</li>
  * </ol>
  * Outcome on 2 Zen 5 cores: split_tiles does both products at 70 % (B1) and 72 % (B8) of the FMA peak, faster
  * than the absorbed path's separate tasks (each tile is read once for keys and values); the step 4.4 ms, 1.47×
@@ -41,7 +48,20 @@ public final class FastOnlineSoftmax {
     public static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] sTile,
                                   float[] oPart, float[] mlPart, int[] attnMeta, int rows, int blockSize, int heads,
                                   int dn, int dr, int dc, float scale, int tileSize, int numSplits) {
-        int w = dc + dr, hp = Gemm.paddedHeads(heads), tile = FastAttention.TILE, ws = Gemm.tileStride(w);
+        splitTiles(qLat, q, kvFloats, kvHalves, kvBytes, dtype, oPart, mlPart, attnMeta, rows, blockSize, heads, dn, dr, dc, scale,
+                numSplits, FastAttention.VALUES_RUN * FastAttention.TILE);
+    }
+
+    /**
+     * {@link #splitTiles} with the rows of a tile of an f32 cache read in place given (tests run 64 and 128 on every
+     * machine): tiles of {@code inPlaceRows} where blocks hold a whole number of them (version 3), else of
+     * {@link FastAttention#TILE}.
+     */
+    static void splitTiles(float[] qLat, float[] q, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype,
+                           float[] oPart, float[] mlPart, int[] attnMeta, int rows, int blockSize, int heads,
+                           int dn, int dr, int dc, float scale, int numSplits, int inPlaceRows) {
+        int w = dc + dr, hp = Gemm.paddedHeads(heads), ws = Gemm.tileStride(w);
+        int tile = dtype == CacheLayout.F32 && blockSize % inPlaceRows == 0 ? inPlaceRows : FastAttention.TILE;
         float[] qt = FastAttention.packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
         Parallel.forEach(rows * numSplits, task -> {
             int r = task / numSplits, s = task % numSplits;

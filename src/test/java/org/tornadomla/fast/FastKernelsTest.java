@@ -39,6 +39,7 @@ class FastKernelsTest {
         // batch 1, one token: the kernels cut the context into pieces per thread and add the parts' sums
         for (CacheDtype dt : CacheDtype.values()) check(128, 64, dt, 700, 1, 1);
         check(16, 96, CacheDtype.F32, 1000, 1, 1);
+        check(16, 512, 64, CacheDtype.F32, 640, 1, 1);   // a capacity of whole 128-row tiles: the tiled path's in-place tiles of 128
     }
 
     @Test
@@ -109,6 +110,13 @@ class FastKernelsTest {
             TestData.assertClose(olRef, olFast, 1e-4, what + " tiled, " + splits + " splits");
             // the reference's absorbed output is the same function
             TestData.assertClose(oRef, olFast, 1e-4, what + " tiled vs absorbed, " + splits + " splits");
+            // tiles of 64 and of 128 rows read in place, whichever this CPU chooses
+            for (int inPlaceRows : new int[] {64, 128}) {
+                float[] op = new float[parts * dc], ml = new float[2 * parts], ol = new float[rows * heads * dc];
+                FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, op, ml, meta, rows, cap, heads, DN, dr, dc, scale, splits, inPlaceRows);
+                FastOnlineSoftmax.combine(op, ml, ol, rows, heads, splits, dc);
+                TestData.assertClose(olRef, ol, 1e-4, what + " tiled, " + splits + " splits, tiles of " + inPlaceRows + " rows in place");
+            }
         }
     }
 }
