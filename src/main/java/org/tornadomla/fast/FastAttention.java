@@ -220,17 +220,13 @@ public final class FastAttention {
             java.util.Arrays.fill(out, o0, o0 + size, 0f);
             float[] buf = Vec.scratch(ROWS, TILE * ws);
             int end = Math.min(tiles, (piece + 1) * per);
-            for (int tile = piece * per; tile < end; tile++) {
-                int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                // an f32 run of VALUES_RUN tiles in one block: one pass of the blocks over all its rows (version 10)
-                int run = Math.min(valuesRun, end - tile), nRun = Math.min(run * TILE, len - j0);
-                if (run > 1 && dtype == CacheLayout.F32 && inOneBlock(j0, nRun, blockSize)) {
-                    int at = CacheLayout.valueIndex(CacheLayout.slot(attnMeta, table, j0, blockSize), 0, w);
-                    Vec.touch(kvFloats, at, at + nRun * w);
-                    Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, kvFloats, at, w, nRun, 0, dc, out, o0, dc);
-                    tile += run - 1;
-                    continue;
-                }
+            for (int tile = piece * per, run; tile < end; tile += run) {
+                int j0 = tile * TILE;
+                // an f32 cache read in place goes in runs of valuesRun tiles within the piece and one block, each one
+                // pass of the blocks over all its rows (version 10); anything else a tile at a time, decoded or copied
+                run = Math.min(valuesRun, end - tile);
+                if (dtype != CacheLayout.F32 || !inOneBlock(j0, Math.min(run * TILE, len - j0), blockSize)) run = 1;
+                int n = Math.min(run * TILE, len - j0);
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 int stride = src == kvFloats ? w : ws;

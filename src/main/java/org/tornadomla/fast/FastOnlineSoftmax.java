@@ -13,7 +13,8 @@ import static org.tornadomla.fast.Vec.L;
 
 /**
  * java-fast's TILED path ({@link OnlineSoftmax}): one task per (token row, KV split) serves every head, so each
- * tile of {@link FastAttention#TILE} latent rows is decoded once and used by all heads, first as keys
+ * tile of {@link FastAttention#TILE} latent rows (two of them for an f32 cache read in place where
+ * {@link FastAttention#VALUES_RUN} says so) is decoded once and used by all heads, first as keys
  * ({@link Gemm#scores}, Sᵀ [tile rows, heads]), then, after the online-softmax update, as values
  * ({@link Gemm#values}). The running max and sum of L heads are one vector each: Sᵀ keeps the heads of a
  * cached row side by side. Same conventions as the reference: the max starts at the first score,

@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * absorb_q at one token row reads W^UK in memory order or in strips of 8 vectors, at several rows through Gemm's
- * register blocks: the same sums in the same order, so the same bits, and both equal to a double-precision sum within f32 rounding; at many
- * token rows absorb_q and unabsorb_v equal a double-precision sum.
+ * register blocks: the same sums in the same order, so the same bits, and all equal to a double-precision sum within
+ * f32 rounding; at many token rows absorb_q and unabsorb_v equal a double-precision sum.
  */
 class FastAbsorbTest {
     @Test
