@@ -13,14 +13,18 @@
 # tokens with f32 and FP8 weights (java-fast's tiled path against model.py's absorb path with the causal mask):
 # target/vs-libtorch/{layer,prefill}.txt. The layer needs about 15 GB of memory and 15 minutes more.
 #
-# Usage: benchmarks/vs-libtorch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer]
+# With --isa avx2 both sides are held to AVX2 on an AVX-512 machine, to stand for one without it (a Zen 3, an Intel
+# client core): java-fast's JVM gets -XX:UseAVX=2 (256-bit vectors, 16 registers), libtorch ATEN_CPU_CAPABILITY=avx2,
+# MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2, the C peak -mno-avx512f. The FMA units stay the machine's.
+#
+# Usage: benchmarks/vs-libtorch.sh [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer] [--isa avx2]
 #   defaults: 3 rounds; shapes 1:128:4096, 8:128:4096, 1:16:16384; 2000 ms timed per shape and backend
 #   (libtorch: that plus a second, as vs-torch.sh gives PyTorch); every core.
 # Needs a JDK 25 ($JAVA_HOME or Temurin 25 at its Debian path) and DJL's jars in ~/.m2 (the libtorch native
 # jar is 110 MB: Maven fetches it the first time unless it is there); nothing is downloaded at run time.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
-rounds=3; shapes="1:128:4096,8:128:4096,1:16:16384"; budget=2000; threads=$(nproc); check_shape="1:16:1024"; layer=0
+rounds=3; shapes="1:128:4096,8:128:4096,1:16:16384"; budget=2000; threads=$(nproc); check_shape="1:16:1024"; layer=0; isa=""; jvm_isa=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
@@ -28,9 +32,19 @@ while [ $# -gt 0 ]; do
     --budget-ms) budget="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --layer) layer=1; shift ;;
-    *) echo "usage: $0 [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer]" >&2; exit 2 ;;
+    --isa) isa="$2"; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--shapes B:H:T,...] [--budget-ms MS] [--threads N] [--layer] [--isa avx2]" >&2; exit 2 ;;
   esac
 done
+case "$isa" in
+  "") ;;
+  avx2)
+    grep -q -w avx2 /proc/cpuinfo || { echo "vs-libtorch: --isa avx2 needs a CPU with AVX2" >&2; exit 2; }
+    export MLA_JAVA_OPTS="${MLA_JAVA_OPTS:-} -XX:UseAVX=2" ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+      ONEDNN_MAX_CPU_ISA=AVX2 ROOFLINE_CFLAGS="-mno-avx512f"
+    jvm_isa="-XX:UseAVX=2" ;;                                # the JVMs run here directly (the layer's java-fast)
+  *) echo "vs-libtorch: --isa takes avx2 (the one instruction set it can hold a machine to), not '$isa'" >&2; exit 2 ;;
+esac
 jdk="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 [ -x "$jdk/bin/java" ] || { echo "vs-libtorch: no JDK at $jdk (set JAVA_HOME to a JDK 25)" >&2; exit 2; }
 export JAVA_HOME="$jdk"
@@ -45,15 +59,16 @@ log() { tee -a "$out/log.txt"; }
 [ -f benchmarks/djl/target/classpath.txt ] || { echo "vs-libtorch: benchmarks/djl did not build" >&2; exit 2; }
 cp="benchmarks/djl/target/classes:$(cat benchmarks/djl/target/classpath.txt):target/tornado-mla-cli.jar"
 libtorch() {
-  "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx8g -Dai.djl.offline=true \
+  "$jdk/bin/java" $jvm_isa --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx8g -Dai.djl.offline=true \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.ai.djl.util.cuda.CudaUtils=error \
     -cp "$cp" org.tornadomla.benchmarks.djl.TorchAbsorb --threads "$threads" "$@" 2>&1 | grep -v '^WARNING: Using incubator'
 }
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu="$(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p'))"
-if grep -q -w avx512f /proc/cpuinfo; then isa=AVX-512; elif grep -q -w avx2 /proc/cpuinfo; then isa=AVX2; else isa="no AVX2"; fi
-echo "== machine: $cpu, $isa, $(nproc) CPUs, $threads threads both sides; load average $load; $(date -u +%FT%TZ)" | log
+if grep -q -w avx512f /proc/cpuinfo; then has=AVX-512; elif grep -q -w avx2 /proc/cpuinfo; then has=AVX2; else has="no AVX2"; fi
+[ -z "$isa" ] || has="$has, both sides held to AVX2 (--isa avx2)"
+echo "== machine: $cpu, $has, $(nproc) CPUs, $threads threads both sides; load average $load; $(date -u +%FT%TZ)" | log
 if awk -v l="${load%% *}" 'BEGIN { exit !(l > 0.5) }'; then
   echo "== warning: load average ${load%% *} at the start: other work shares the CPUs, the timings are noisy" | log
 fi
@@ -106,12 +121,12 @@ PY
 if [ "$layer" = 1 ]; then
   echo "== layer: decode step of the DeepSeek-V3 layer, java-fast against libtorch (djl/TorchLayer)" | log
   # 750 MB of f32 weights per side and form: a larger heap than the core's
-  "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
+  "$jdk/bin/java" $jvm_isa --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.ai.djl.util.cuda.CudaUtils=error \
     -cp "$cp" org.tornadomla.benchmarks.djl.TorchLayer --threads "$threads" --rounds "$rounds" --seconds "$((budget / 1000 + 1))" 2>&1 \
     | grep -v '^WARNING: Using incubator' | tee "$out/layer.txt" | log
   echo "== layer: prefill of 1024 and 4096 tokens (B1), java-fast (tiled) against libtorch (model.py's absorb, causal)" | log
-  "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
+  "$jdk/bin/java" $jvm_isa --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx14g -Dai.djl.offline=true \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.ai.djl.util.cuda.CudaUtils=error \
     -cp "$cp" org.tornadomla.benchmarks.djl.TorchLayer --threads "$threads" --rounds 2 --prefill 1024,4096 --weights f32,fp8 2>&1 \
     | grep -v '^WARNING: Using incubator' | tee "$out/prefill.txt" | log

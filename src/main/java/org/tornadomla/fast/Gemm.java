@@ -58,6 +58,13 @@ import static org.tornadomla.fast.Vec.L;
  *   --breakdown}, alternating, scores 0.75–0.88 → 0.57–0.63 ms at T4096 and 3.86–3.93 → 2.95–3.05 at T16384;
  *   GeometryTasks 512 + 64 / 16 86.7, 86.1, 67.4 → 96.5, 105.0, 75.9 GFLOP/s (2-vCPU EPYC, family 25 model 17,
  *   2026-12-04).</li>
+ *   <li>16 registers: the scores in blocks of 4 rows × 2 head vectors (s4x2) instead of 6 × 2, the odd head vector 8
+ *   rows × 1 (s8x1). The JIT's machine code of s6x2 with 256-bit vectors (hsdis) kept two of its 12 accumulators on
+ *   the stack, a reload, FMA and store per column chained through memory. On a 2-vCPU Zen 5 run as an AVX2 machine
+ *   ({@code -XX:UseAVX=2}: 256-bit vectors, 16 registers; KernelsAlone, one 64-row tile per thread in L2) the scores
+ *   at 128 heads went from 47–53 % to 89–97 % of the AVX2 FMA peak; in the B1 H128 T4096 step 7.0–7.2 → 3.9–4.3 ms,
+ *   and against libtorch 2.7.1 held to AVX2 the same way (benchmarks/vs-libtorch.sh --isa avx2) the step 0.75× →
+ *   1.44× (docs/benchmarks.md, 2026-12-05).</li>
  * </ol>
  */
 final class Gemm {
@@ -90,7 +97,7 @@ final class Gemm {
     /**
      * Where (column c, head h) of one token row's Qᵀ lies, w columns by hp heads: in panels of the head vectors one
      * score kernel reads, each [c, vectors·L], so a kernel streams its panel in memory order at a constant stride.
-     * With 32 registers panels of three (s8x3; the last one of one or two), with 16 of two (s6x2; the last one alone
+     * With 32 registers panels of three (s8x3; the last one of one or two), with 16 of two (s4x2; the last one alone
      * when their count is odd). Against [c, hp] rows, where a kernel read 3 of every hp/L vectors: alone on one core
      * of a 2-core Xeon with AVX-512, 96 heads, 157 → 200 GFLOP/s (version 8).
      */
@@ -111,7 +118,7 @@ final class Gemm {
 
     /**
      * Whether the machine has 32 vector registers (AVX-512) rather than 16 (AVX2): the 24-accumulator blocks
-     * (s8x3, v6x4, v8x3) fit the first and spill on the second, where 12-accumulator blocks (s6x2, v6x2: BLIS's
+     * (s8x3, v6x4, v8x3) fit the first and spill on the second, where s4x2 (8 accumulators) and v6x2 (12, BLIS's
      * Haswell shape) keep every accumulator in a register. Read from the vector width the JVM chose; the system
      * property {@code tornadomla.fast.registers} (16 or 32) overrides it, for A/B runs on one machine.
      */
@@ -221,35 +228,31 @@ final class Gemm {
     }
 
     /**
-     * {@link #atRow} with 16 vector registers, Qᵀ in panels ({@link #qtIndex}): blocks of 6 rows × 2 head vectors
-     * (12 accumulators, 2 loads of Qᵀ and 6 broadcasts per 12 FMAs), an odd head vector 6 × 1, the 4 rows a 64-row
-     * tile leaves 4 × 2; H ≤ L: 8 × 1.
+     * {@link #atRow} with 16 vector registers, Qᵀ in panels ({@link #qtIndex}): blocks of 4 rows × 2 head vectors
+     * (8 accumulators, 2 loads of Qᵀ and 4 broadcasts per 8 FMAs), then the odd head vector, if any, 8 rows × 1.
+     * 6 × 2 blocks (12 accumulators) measured faster on paper and slower in fact: with 2 registers of Qᵀ and the
+     * broadcasts C2 hoists, they ran out of the 16 and kept two accumulators on the stack, a store and a reload
+     * chained through every column (version 13).
      */
     static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
-        int vecs = hp / L, j = 0, paired = vecs & ~1;       // head vectors [0, paired) in panels of two, then one alone
-        int oddAt = panel(q0, paired, 1, qw, c0);          // the lone vector's panel (columns L apart)
-        if (vecs == 1) {
-            for (; j + 8 <= n; j += 8) s8x1(qt, oddAt, k, off + j * ROW, w, st, s0 + j * sts, sts);   // hp = L
-        } else {
-            for (; j + 6 <= n; j += 6) {
-                int ko = off + j * ROW, so = s0 + j * sts;
-                for (int v0 = 0; v0 < paired; v0 += 2) s6x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, sts);
-                if (paired < vecs) s6x1(qt, oddAt, k, ko, w, st, so + paired * L, sts);
-            }
+        int vecs = hp / L, paired = vecs & ~1, j = 0;       // head vectors [0, paired) in panels of two, then one alone
+        if (paired > 0) {
             for (; j + 4 <= n; j += 4) {
                 int ko = off + j * ROW, so = s0 + j * sts;
                 for (int v0 = 0; v0 < paired; v0 += 2) s4x2(qt, panel(q0, v0, 2, qw, c0), k, ko, w, st, so + v0 * L, sts);
-                if (paired < vecs) for (int i = 0; i < 4; i++) scoresRow(qt, L, oddAt, 1, k, ko + i * ROW, w, st, so + i * sts + paired * L);
+            }
+            for (; j < n; j++) {
+                for (int v0 = 0; v0 < paired; v0 += 2) {
+                    int at = panel(q0, v0, 2, qw, c0), ko = off + j * ROW, so = s0 + j * sts;
+                    scoresRow(qt, 2 * L, at, 1, k, ko, w, st, so + v0 * L);
+                    scoresRow(qt, 2 * L, at + L, 1, k, ko, w, st, so + (v0 + 1) * L);
+                }
             }
         }
-        for (; j < n; j++) {
-            int ko = off + j * ROW, so = s0 + j * sts;
-            for (int v0 = 0; v0 < paired; v0 += 2) {
-                int at = panel(q0, v0, 2, qw, c0);
-                scoresRow(qt, 2 * L, at, 1, k, ko, w, st, so + v0 * L);
-                scoresRow(qt, 2 * L, at + L, 1, k, ko, w, st, so + (v0 + 1) * L);
-            }
-            if (paired < vecs) scoresRow(qt, L, oddAt, 1, k, ko, w, st, so + paired * L);
+        if (paired < vecs) {
+            int oddAt = panel(q0, paired, 1, qw, c0), i = 0;  // the lone vector's panel (columns L apart)
+            for (; i + 8 <= n; i += 8) s8x1(qt, oddAt, k, off + i * ROW, w, st, s0 + i * sts + paired * L, sts);
+            for (; i < n; i++) scoresRow(qt, L, oddAt, 1, k, off + i * ROW, w, st, s0 + i * sts + paired * L);
         }
     }
 
@@ -803,57 +806,9 @@ final class Gemm {
     }
 
     /**
-     * 6 rows × 2 head vectors of a panel of Qᵀ from at (columns 2L apart): 12 accumulators (16 registers: + 2 of Qᵀ
-     * + 1 broadcast); scores into st rows hp apart.
+     * 4 rows × 2 head vectors of a panel of Qᵀ from at (columns 2L apart): 8 accumulators, + 2 of Qᵀ and the
+     * broadcasts, inside 16 registers however C2 schedules them (the scores' block with 16, {@link #atRow16}).
      */
-    private static void s6x2(float[] qt, int at, float[] k, int off, int w, float[] st, int s0, int hp) {
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
-        for (int c = 0; c < w; c++) {
-            int q = at + c * 2 * L;
-            FloatVector q0 = FloatVector.fromArray(F, qt, q);
-            FloatVector q1 = FloatVector.fromArray(F, qt, q + L);
-            FloatVector b0 = FloatVector.broadcast(F, k[off + c]);
-            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01);
-            FloatVector b1 = FloatVector.broadcast(F, k[off + ROW + c]);
-            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11);
-            FloatVector b2 = FloatVector.broadcast(F, k[off + 2 * ROW + c]);
-            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21);
-            FloatVector b3 = FloatVector.broadcast(F, k[off + 3 * ROW + c]);
-            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31);
-            FloatVector b4 = FloatVector.broadcast(F, k[off + 4 * ROW + c]);
-            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41);
-            FloatVector b5 = FloatVector.broadcast(F, k[off + 5 * ROW + c]);
-            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51);
-        }
-        a00.intoArray(st, s0); a01.intoArray(st, s0 + L);
-        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
-        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L);
-        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
-        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + L);
-        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + L);
-    }
-
-    /** 6 rows × 1 head vector (the lone head vector's panel of Qᵀ from at, columns L apart): 6 accumulators. */
-    private static void s6x1(float[] qt, int at, float[] k, int off, int w, float[] st, int s0, int hp) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
-        for (int c = 0; c < w; c++) {
-            FloatVector q0 = FloatVector.fromArray(F, qt, at + c * L);
-            a0 = q0.fma(FloatVector.broadcast(F, k[off + c]), a0);
-            a1 = q0.fma(FloatVector.broadcast(F, k[off + ROW + c]), a1);
-            a2 = q0.fma(FloatVector.broadcast(F, k[off + 2 * ROW + c]), a2);
-            a3 = q0.fma(FloatVector.broadcast(F, k[off + 3 * ROW + c]), a3);
-            a4 = q0.fma(FloatVector.broadcast(F, k[off + 4 * ROW + c]), a4);
-            a5 = q0.fma(FloatVector.broadcast(F, k[off + 5 * ROW + c]), a5);
-        }
-        a0.intoArray(st, s0);
-        a1.intoArray(st, s0 + hp);
-        a2.intoArray(st, s0 + 2 * hp);
-        a3.intoArray(st, s0 + 3 * hp);
-        a4.intoArray(st, s0 + 4 * hp);
-        a5.intoArray(st, s0 + 5 * hp);
-    }
-
-    /** 4 rows × 2 head vectors of a panel (the 4 rows a 64-row tile leaves to s6x2): 8 accumulators. */
     private static void s4x2(float[] qt, int at, float[] k, int off, int w, float[] st, int s0, int hp) {
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
         for (int c = 0; c < w; c++) {

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every block shape and every remainder loop.
  */
 class GemmTest {
-    private static final int[] HEADS = {1, 5, 8, 13, 16, 20, 32, 64, 128};
+    private static final int[] HEADS = {1, 5, 8, 13, 16, 20, 32, 40, 64, 128};
     private static final int[] ROWS = {1, 3, 4, 5, 6, 7, 8, 15, 16, 17, 63, 64};
 
     @Test
