@@ -65,6 +65,12 @@ import static org.tornadomla.fast.Vec.L;
  *   at 128 heads went from 47–53 % to 89–97 % of the AVX2 FMA peak; in the B1 H128 T4096 step 7.0–7.2 → 3.9–4.3 ms,
  *   and against libtorch 2.7.1 held to AVX2 the same way (benchmarks/vs-libtorch.sh --isa avx2) the step 0.75× →
  *   1.44× (docs/benchmarks.md, 2026-12-05).</li>
+ *   <li>16 registers, the two-pass path's values (P's rows in order, cached rows {@link #ROW} apart): 4 heads × 2
+ *   vectors with both strides constants (v4x2Row, {@link #valuesInOrder}) in place of v6x2. The same Zen 5 as an AVX2
+ *   machine, alternating: alone 52–87 % → 86–98 % of the AVX2 peak (one slow round each side: 52 % and 59 %), in the
+ *   B1 H128 T4096 step 6.0–6.5 → 5.3–6.0 ms in a slow hour of the host. A 6 × 2 block with constant strides was
+ *   slower (42–50 %): without bounds checks between them C2 loaded all 6 broadcasts first and spilled 5
+ *   accumulators.</li>
  * </ol>
  */
 final class Gemm {
@@ -339,11 +345,17 @@ final class Gemm {
     }
 
     /**
-     * {@link #values} with 16 vector registers: 6 heads × 2 latent vectors (12 accumulators, 2 loads of K and 6
-     * broadcasts per 12 FMAs); the heads left over 2 × 4 and 1 × 4 (8 and 4 accumulators).
+     * {@link #values} with 16 vector registers: P's rows in order and cached rows {@link #ROW} apart go to {@link
+     * #valuesInOrder}; others 6 heads × 2 latent vectors (12 accumulators, 2 loads of K and 6 broadcasts per 12 FMAs;
+     * the bounds checks on P keep C2 from loading the 6 broadcasts at once); the heads left over 2 × 4 and 1 × 4 (8
+     * and 4 accumulators).
      */
     static void values16(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                          float[] o, int o0, int oh) {
+        if (pj == 1 && w == ROW) {
+            valuesInOrder(p, p0, ph, heads, k, off, n, c0, c1, o, o0, oh);
+            return;
+        }
         int h6 = heads / 6 * 6, c = c0;
         if (h6 > 0) {
             for (; c + 2 * L <= c1; c += 2 * L) {
@@ -357,6 +369,27 @@ final class Gemm {
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
         }
         rowAtATime(p, p0, ph, pj, h6, heads, k, off, w, n, c, c1, o, o0, oh);
+    }
+
+    /**
+     * {@link #values16} where P's rows run in order (pj = 1: the two-pass path's [h, j]) and the cached rows lie
+     * {@link #ROW} apart, both strides constants, so C2 drops the bounds checks from v4x2Row's loop. Without them it
+     * loads every broadcast of a block first: 6 heads (v6x2's block) then take 6 + 2 + 12 registers and spill; 4 heads
+     * × 2 vectors take 14. The heads left over go as in values16.
+     */
+    private static void valuesInOrder(float[] p, int p0, int ph, int heads, float[] k, int off, int n, int c0, int c1,
+                                      float[] o, int o0, int oh) {
+        int h4 = heads / 4 * 4, c = c0;
+        for (; h4 > 0 && c + 2 * L <= c1; c += 2 * L) {
+            for (int h = 0; h < h4; h += 4) v4x2Row(p, p0 + h * ph, ph, k, off + c, n, o, o0 + h * oh + c, oh);
+        }
+        rowAtATime(p, p0, ph, 1, 0, h4, k, off, ROW, n, c, c1, o, o0, oh);
+        for (c = c0; h4 < heads && c + 4 * L <= c1; c += 4 * L) {
+            int h = h4;
+            for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, 1, k, off + c, ROW, n, o, o0 + h * oh + c, oh);
+            for (; h < heads; h++) v1x4(p, p0 + h * ph, 1, k, off + c, ROW, n, o, o0 + h * oh + c);
+        }
+        rowAtATime(p, p0, ph, 1, h4, heads, k, off, ROW, n, c, c1, o, o0, oh);
     }
 
     /** {@link #values} with 32 vector registers (AVX-512). */
@@ -861,5 +894,31 @@ final class Gemm {
         a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L);
         a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L);
         a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L);
+    }
+
+    /** 4 heads × 2 latent vectors over P's rows in order (pj = 1) and cached rows {@link #ROW} apart. */
+    private static void v4x2Row(float[] p, int p0, int ph, float[] k, int off, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L);
+        int p1 = p0 + ph, p2 = p0 + 2 * ph, p3 = p0 + 3 * ph;
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * ROW;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector b0 = FloatVector.broadcast(F, p[p0 + j]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01);
+            FloatVector b1 = FloatVector.broadcast(F, p[p1 + j]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11);
+            FloatVector b2 = FloatVector.broadcast(F, p[p2 + j]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21);
+            FloatVector b3 = FloatVector.broadcast(F, p[p3 + j]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L);
     }
 }
