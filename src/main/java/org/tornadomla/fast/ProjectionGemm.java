@@ -26,6 +26,9 @@ import static org.tornadomla.fast.Vec.L;
  * <p>Versions (the mixed continuous-batching step, docs/benchmarks.md): 1. a vector dot product per (token
  * row, output) with one accumulator ({@code FastProjections.matMul} and {@code WeightKernels.matMul…} before):
  * o_proj [7168, 16384] in FP8 at 30 GFLOP/s for 512 token rows. 2. this blocking (figures in docs/benchmarks.md).
+ * 3. with 16 registers 3 token rows × 3 vectors (p3x3) in place of p8x3, which spilled there: a 2-vCPU Zen 5 held to
+ * AVX2 ({@code -XX:UseAVX=2}), 256 rows × 1536 inputs → 6144 outputs, both threads, alternating in one JVM: p8x3
+ * 71–102 GFLOP/s, p3x3 114–128 (AVX2 FMA peak about 200); 4 × 3 (12 accumulators) spilled too, 81–84.
  */
 final class ProjectionGemm {
     private ProjectionGemm() {
@@ -64,6 +67,16 @@ final class ProjectionGemm {
 
     /** y[r, o] = Σ_i x[r, i]·W[o, i], r &lt; rows, o &lt; out, W given by {@code packer}. */
     static void multiply(Packer packer, float[] x, float[] y, int rows, int in, int out) {
+        multiply(packer, x, y, rows, in, out, Gemm.REGS32);
+    }
+
+    /**
+     * {@link #multiply} with the register file's micro-kernel given (tests run both on every machine): with 32
+     * registers 8 token rows × 3 vectors (p8x3), with 16 3 × 3 (p3x3: 9 accumulators, + 3 of Wᵀ and 3 broadcasts).
+     * p8x3 with 16 registers kept 8 of its 24 accumulators on the stack, a reload and a store around their FMAs.
+     */
+    static void multiply(Packer packer, float[] x, float[] y, int rows, int in, int out, boolean regs32) {
+        int mr = regs32 ? 8 : 3;
         int blocks = (out + NB - 1) / NB;
         // as many output blocks per task as keep every thread busy with two tasks or more, up to GROUP: the
         // fewer tasks, the fewer times x is read from memory (once per task)
@@ -84,7 +97,10 @@ final class ProjectionGemm {
                     int r1 = Math.min(rows, r0 + MC);
                     for (int g = 0; g < nbk; g++) {
                         int p0 = g * KC * NB, r = r0;
-                        for (; r + 8 <= r1; r += 8) p8x3(packed, p0, kc, x, r * in + k0, in, tile, r * tw + g * NB, tw, first);
+                        for (; r + mr <= r1; r += mr) {
+                            if (regs32) p8x3(packed, p0, kc, x, r * in + k0, in, tile, r * tw + g * NB, tw, first);
+                            else p3x3(packed, p0, kc, x, r * in + k0, in, tile, r * tw + g * NB, tw, first);
+                        }
                         for (; r < r1; r++) p1x3(packed, p0, kc, x, r * in + k0, tile, r * tw + g * NB, first);
                     }
                 }
@@ -145,7 +161,28 @@ final class ProjectionGemm {
         a70.intoArray(t, t0 + 7 * ts); a71.intoArray(t, t0 + 7 * ts + L); a72.intoArray(t, t0 + 7 * ts + 2 * L);
     }
 
-    /** One token row × 3 output vectors (the rows left over by the blocks of 8). */
+    /** 3 token rows × 3 output vectors (16 registers), as {@link #p8x3}. */
+    private static void p3x3(float[] p, int p0, int kc, float[] x, int x0, int in, float[] t, int t0, int ts, boolean first) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a00 = first ? z : FloatVector.fromArray(F, t, t0), a01 = first ? z : FloatVector.fromArray(F, t, t0 + L), a02 = first ? z : FloatVector.fromArray(F, t, t0 + 2 * L);
+        FloatVector a10 = first ? z : FloatVector.fromArray(F, t, t0 + ts), a11 = first ? z : FloatVector.fromArray(F, t, t0 + ts + L), a12 = first ? z : FloatVector.fromArray(F, t, t0 + ts + 2 * L);
+        FloatVector a20 = first ? z : FloatVector.fromArray(F, t, t0 + 2 * ts), a21 = first ? z : FloatVector.fromArray(F, t, t0 + 2 * ts + L), a22 = first ? z : FloatVector.fromArray(F, t, t0 + 2 * ts + 2 * L);
+        for (int i = 0; i < kc; i++) {
+            int q = p0 + i * NB, xi = x0 + i;
+            FloatVector w0 = FloatVector.fromArray(F, p, q), w1 = FloatVector.fromArray(F, p, q + L), w2 = FloatVector.fromArray(F, p, q + 2 * L);
+            FloatVector b0 = FloatVector.broadcast(F, x[xi]);
+            a00 = w0.fma(b0, a00); a01 = w1.fma(b0, a01); a02 = w2.fma(b0, a02);
+            FloatVector b1 = FloatVector.broadcast(F, x[xi + in]);
+            a10 = w0.fma(b1, a10); a11 = w1.fma(b1, a11); a12 = w2.fma(b1, a12);
+            FloatVector b2 = FloatVector.broadcast(F, x[xi + 2 * in]);
+            a20 = w0.fma(b2, a20); a21 = w1.fma(b2, a21); a22 = w2.fma(b2, a22);
+        }
+        a00.intoArray(t, t0); a01.intoArray(t, t0 + L); a02.intoArray(t, t0 + 2 * L);
+        a10.intoArray(t, t0 + ts); a11.intoArray(t, t0 + ts + L); a12.intoArray(t, t0 + ts + 2 * L);
+        a20.intoArray(t, t0 + 2 * ts); a21.intoArray(t, t0 + 2 * ts + L); a22.intoArray(t, t0 + 2 * ts + 2 * L);
+    }
+
+    /** One token row × 3 output vectors (the rows left over by the blocks). */
     private static void p1x3(float[] p, int p0, int kc, float[] x, int x0, float[] t, int t0, boolean first) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = first ? z : FloatVector.fromArray(F, t, t0), a1 = first ? z : FloatVector.fromArray(F, t, t0 + L);

@@ -27,6 +27,13 @@ class ProjectionGemmTest {
             }
             // f32 sums of `in` products of N(0, 1) numbers: errors of a few ulps of sqrt(in), far below 1e-5 of the largest
             WeightKernelsTest.assertClose(expected, y, 1e-5, rows + "x" + in + "->" + out);
+            // both register files' micro-kernels (8 × 3 and 3 × 3 token rows × vectors), whichever this JVM chose
+            for (boolean regs32 : new boolean[] {false, true}) {
+                float[] z = new float[rows * out];
+                java.util.Arrays.fill(z, Float.NaN);
+                ProjectionGemm.multiply(ProjectionGemm.f32(w, in), x, z, rows, in, out, regs32);
+                WeightKernelsTest.assertClose(expected, z, 1e-5, rows + "x" + in + "->" + out + (regs32 ? " 32" : " 16") + " registers");
+            }
         }
     }
     @Test
