@@ -238,7 +238,7 @@ final class Gemm {
      * (8 accumulators, 2 loads of Qᵀ and 4 broadcasts per 8 FMAs), then the odd head vector, if any, 8 rows × 1.
      * 6 × 2 blocks (12 accumulators) measured faster on paper and slower in fact: with 2 registers of Qᵀ and the
      * broadcasts C2 hoists, they ran out of the 16 and kept two accumulators on the stack, a store and a reload
-     * chained through every column (version 13).
+     * chained through every column (version 11).
      */
     static void atRow16(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         int vecs = hp / L, paired = vecs & ~1, j = 0;       // head vectors [0, paired) in panels of two, then one alone
@@ -363,19 +363,26 @@ final class Gemm {
             }
             rowAtATime(p, p0, ph, pj, 0, h6, k, off, w, n, c, c1, o, o0, oh);
         }
-        for (c = c0; h6 < heads && c + 4 * L <= c1; c += 4 * L) {
-            int h = h6;
+        otherHeads(p, p0, ph, pj, h6, heads, k, off, w, n, c0, c1, o, o0, oh);
+    }
+
+    /** Heads [h0, heads) that a 16-register block did not take: 2 × 4 and 1 × 4 blocks, then a row at a time. */
+    private static void otherHeads(float[] p, int p0, int ph, int pj, int h0, int heads, float[] k, int off, int w, int n, int c0,
+                                   int c1, float[] o, int o0, int oh) {
+        int c = c0;
+        for (; h0 < heads && c + 4 * L <= c1; c += 4 * L) {
+            int h = h0;
             for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
         }
-        rowAtATime(p, p0, ph, pj, h6, heads, k, off, w, n, c, c1, o, o0, oh);
+        rowAtATime(p, p0, ph, pj, h0, heads, k, off, w, n, c, c1, o, o0, oh);
     }
 
     /**
      * {@link #values16} where P's rows run in order (pj = 1: the two-pass path's [h, j]) and the cached rows lie
      * {@link #ROW} apart, both strides constants, so C2 drops the bounds checks from v4x2Row's loop. Without them it
      * loads every broadcast of a block first: 6 heads (v6x2's block) then take 6 + 2 + 12 registers and spill; 4 heads
-     * × 2 vectors take 14. The heads left over go as in values16.
+     * × 2 vectors take 14. The heads left over go as in values16 ({@link #otherHeads}).
      */
     private static void valuesInOrder(float[] p, int p0, int ph, int heads, float[] k, int off, int n, int c0, int c1,
                                       float[] o, int o0, int oh) {
@@ -384,12 +391,7 @@ final class Gemm {
             for (int h = 0; h < h4; h += 4) v4x2Row(p, p0 + h * ph, ph, k, off + c, n, o, o0 + h * oh + c, oh);
         }
         rowAtATime(p, p0, ph, 1, 0, h4, k, off, ROW, n, c, c1, o, o0, oh);
-        for (c = c0; h4 < heads && c + 4 * L <= c1; c += 4 * L) {
-            int h = h4;
-            for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, 1, k, off + c, ROW, n, o, o0 + h * oh + c, oh);
-            for (; h < heads; h++) v1x4(p, p0 + h * ph, 1, k, off + c, ROW, n, o, o0 + h * oh + c);
-        }
-        rowAtATime(p, p0, ph, 1, h4, heads, k, off, ROW, n, c, c1, o, o0, oh);
+        otherHeads(p, p0, ph, 1, h4, heads, k, off, ROW, n, c0, c1, o, o0, oh);
     }
 
     /** {@link #values} with 32 vector registers (AVX-512). */
