@@ -71,6 +71,9 @@ import static org.tornadomla.fast.Vec.L;
  *   B1 H128 T4096 step 6.0–6.5 → 5.3–6.0 ms in a slow hour of the host. A 6 × 2 block with constant strides was
  *   slower (42–50 %): without bounds checks between them C2 loaded all 6 broadcasts first and spilled 5
  *   accumulators.</li>
+ *   <li>where the tile was touched before the scores of one head vector ({@link #TOUCH_SCORES}), s16x1 reads no
+ *   number ahead; before, it kept reading one a column, on its own rows, which brought nothing. One Zen 5 core over a
+ *   tile in L2 (KernelsAlone, two alternating pairs): 76–78 % → 79–83 % of its share of the peak.</li>
  * </ol>
  */
 final class Gemm {
@@ -146,7 +149,7 @@ final class Gemm {
             F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")));
     /**
      * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
-     * 16) walk it, in place of s16x1 reading the next 16 rows ahead as it computes. At 16 heads a cached number carries
+     * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At 16 heads a cached number carries
      * 32 FLOPs and the scores wait on memory. On an AMD Zen 5 (2 vCPUs, 2026-12-04) the tile touched first and no read-ahead
      * made the B1 H16 T16384 scores 1.80–2.09 ms against 2.54–2.88 (five alternating rounds), the tiled path 2.74–3.04
      * against 2.87–3.52 ms; at T4096, where the cache stays in the L3, both were level. On where {@link Vec#TOUCH} is on
@@ -162,7 +165,7 @@ final class Gemm {
     private static final ThreadLocal<float[]> AT_ROW = ThreadLocal.withInitial(() -> new float[0]);
     /** Floats per 64-byte line. */
     private static final int LINE = 16;
-    /** Where s16x1 leaves the sum of what it read ahead, so that the JIT keeps the loads. */
+    /** Where the read-ahead kernels leave the sum of what they read ahead, so that the JIT keeps the loads. */
     private static final float[] AHEAD = new float[1];
 
     /**
@@ -229,7 +232,7 @@ final class Gemm {
      * {@link #scores}).
      */
     private static void atRow(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
-        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts, HALF_SCORES);
+        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts, HALF_SCORES, TOUCH_SCORES);
         else atRow16(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
     }
 
@@ -264,10 +267,11 @@ final class Gemm {
 
     /**
      * {@link #atRow} with 32 vector registers (AVX-512), Qᵀ in panels of three head vectors ({@link #qtIndex}); a single
-     * head vector on 256-bit halves where {@code half} ({@link #HALF_SCORES}).
+     * head vector on 256-bit halves where {@code half} ({@link #HALF_SCORES}), else without reading ahead where the
+     * caller {@code touched} the tile ({@link #TOUCH_SCORES}).
      */
     static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts,
-                        boolean half) {
+                        boolean half, boolean touched) {
         int vecs = hp / L, j = 0;
         if (vecs == 1) {
             // a single head vector (H ≤ 16). On a Zen 4 8 rows × its two 256-bit halves (version 10) take every block
@@ -278,10 +282,11 @@ final class Gemm {
             // each block of 16 also reads ahead the 16 rows after it (the next tile's first ones after the last block),
             // clamped into the array: B1 H16, scores 0.41–0.47 → 0.36–0.38 ms at T4096 and 1.48–1.64 → 1.24–1.42 at
             // T16384 on a 2-core Xeon (the old and the new jar alternating, ./mla bench --breakdown, 2026-12-03)
-            // (where TOUCH_SCORES, the caller touched the tile: the kernel's extra loads stay on its own rows, in cache)
+            // (where the caller touched the tile, TOUCH_SCORES, s16x1 reads only its own rows: alone on a Zen 5 core
+            // over a tile in L2, 76–78 % → 79–83 % of the peak against s16x1Ahead kept on those rows, version 13)
             for (; j + 16 <= n; j += 16) {
-                int pf = Math.min(off + (TOUCH_SCORES ? j : j + 16) * ROW, k.length - LINE * w);
-                s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, pf);
+                if (touched) s16x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
+                else s16x1Ahead(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts, Math.min(off + (j + 16) * ROW, k.length - LINE * w));
             }
             for (; j + 8 <= n; j += 8) s8x1(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
         } else {
@@ -721,12 +726,11 @@ final class Gemm {
     }
 
     /**
-     * 16 rows × 1 head vector: 16 accumulators; per latent column 1 load of Qᵀ and 16 broadcasts of K for 16 FMAs,
-     * and one number of k[pf …] (one per 64-byte line: the next 16 rows at pf, 16·w numbers in bounds) summed into a
-     * number the JIT cannot drop. At 16 heads a cached number carries 32 FLOPs and the kernel waits on the L3; those
+     * {@link #s16x1} that also reads one number of k[pf …] per latent column (one per 64-byte line: the next 16 rows
+     * at pf, 16·w numbers in bounds) summed into a number the JIT cannot drop. At 16 heads a cached number carries 32 FLOPs and the kernel waits on the L3; those
      * loads start the next block's lines while this block computes (Java has no prefetch instruction).
      */
-    private static void s16x1(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp, int pf) {
+    private static void s16x1Ahead(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp, int pf) {
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a06 = a00, a07 = a00, a08 = a00, a09 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
         float ahead = 0f;
         for (int c = 0; c < w; c++) {
@@ -769,9 +773,52 @@ final class Gemm {
     }
 
     /**
+     * 16 rows × 1 head vector: 16 accumulators; per latent column 1 load of Qᵀ and 16 broadcasts of K for 16 FMAs.
+     * Where the caller touched the tile first ({@link #TOUCH_SCORES}); elsewhere {@link #s16x1Ahead}.
+     */
+    private static void s16x1(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a06 = a00, a07 = a00, a08 = a00, a09 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
+        for (int c = 0; c < w; c++) {
+            FloatVector q0 = FloatVector.fromArray(F, qt, c * L + h0);
+            a00 = q0.fma(FloatVector.broadcast(F, k[off + c]), a00);
+            a01 = q0.fma(FloatVector.broadcast(F, k[off + ROW + c]), a01);
+            a02 = q0.fma(FloatVector.broadcast(F, k[off + 2 * ROW + c]), a02);
+            a03 = q0.fma(FloatVector.broadcast(F, k[off + 3 * ROW + c]), a03);
+            a04 = q0.fma(FloatVector.broadcast(F, k[off + 4 * ROW + c]), a04);
+            a05 = q0.fma(FloatVector.broadcast(F, k[off + 5 * ROW + c]), a05);
+            a06 = q0.fma(FloatVector.broadcast(F, k[off + 6 * ROW + c]), a06);
+            a07 = q0.fma(FloatVector.broadcast(F, k[off + 7 * ROW + c]), a07);
+            a08 = q0.fma(FloatVector.broadcast(F, k[off + 8 * ROW + c]), a08);
+            a09 = q0.fma(FloatVector.broadcast(F, k[off + 9 * ROW + c]), a09);
+            a10 = q0.fma(FloatVector.broadcast(F, k[off + 10 * ROW + c]), a10);
+            a11 = q0.fma(FloatVector.broadcast(F, k[off + 11 * ROW + c]), a11);
+            a12 = q0.fma(FloatVector.broadcast(F, k[off + 12 * ROW + c]), a12);
+            a13 = q0.fma(FloatVector.broadcast(F, k[off + 13 * ROW + c]), a13);
+            a14 = q0.fma(FloatVector.broadcast(F, k[off + 14 * ROW + c]), a14);
+            a15 = q0.fma(FloatVector.broadcast(F, k[off + 15 * ROW + c]), a15);
+        }
+        a00.intoArray(st, s0);
+        a01.intoArray(st, s0 + hp);
+        a02.intoArray(st, s0 + 2 * hp);
+        a03.intoArray(st, s0 + 3 * hp);
+        a04.intoArray(st, s0 + 4 * hp);
+        a05.intoArray(st, s0 + 5 * hp);
+        a06.intoArray(st, s0 + 6 * hp);
+        a07.intoArray(st, s0 + 7 * hp);
+        a08.intoArray(st, s0 + 8 * hp);
+        a09.intoArray(st, s0 + 9 * hp);
+        a10.intoArray(st, s0 + 10 * hp);
+        a11.intoArray(st, s0 + 11 * hp);
+        a12.intoArray(st, s0 + 12 * hp);
+        a13.intoArray(st, s0 + 13 * hp);
+        a14.intoArray(st, s0 + 14 * hp);
+        a15.intoArray(st, s0 + 15 * hp);
+    }
+
+    /**
      * 8 rows × one head vector of 16 heads held as two 256-bit halves (16 accumulators of 8 heads; 2 loads of Qᵀ and 8
      * broadcasts per 16 FMAs), Qᵀ's columns L apart as for {@link #s16x1}. For {@link #HALF_SCORES}. Reading the next
-     * 8 rows ahead as s16x1 does made it slower on the Zen 4 (B1 H16 T16384 scores 2.95–3.05 ms without, 3.31–3.65 with).
+     * 8 rows ahead as s16x1Ahead does made it slower on the Zen 4 (B1 H16 T16384 scores 2.95–3.05 ms without, 3.31–3.65 with).
      */
     private static void s8x2h(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
         FloatVector a00 = FloatVector.zero(H), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;

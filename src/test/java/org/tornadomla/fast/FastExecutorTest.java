@@ -71,7 +71,7 @@ class FastExecutorTest {
                 assertTrue(Gemm.TOUCH_SCORES, "a Zen 5 (AMD family 26 with AVX-512) touches before the 16-head scores");
             }
             if ("GenuineIntel".equals(Vec.cpuVendor()) && System.getProperty("tornadomla.fast.touch") == null) {
-                assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps s16x1's read-ahead");
+                assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps the 16-head scores' read-ahead (s16x1Ahead)");
             }
         }
         // the values' runs of two tiles: on AMD CPUs (where tiles are touched), single tiles on an Intel CPU

@@ -99,16 +99,18 @@ class GemmTest {
     }
 
     /**
-     * The score kernel sets: 16 registers, 32 registers, and 32 with a single head vector on 256-bit halves
-     * (Gemm.HALF_SCORES, a Zen 4's choice; where the preferred vector is narrower than 512 bits it is the 32 set).
+     * The score kernel sets: 16 registers, 32 registers (a single head vector reading ahead, s16x1Ahead), 32 with a
+     * single head vector on 256-bit halves (Gemm.HALF_SCORES, a Zen 4's choice; where the preferred vector is narrower
+     * than 512 bits it is the 32 set), and 32 with the tile touched first (Gemm.TOUCH_SCORES, a Zen 5's: s16x1).
      */
-    private static final String[] SETS = {"regs16", "regs32", "regs32-half"};
+    private static final String[] SETS = {"regs16", "regs32", "regs32-half", "regs32-touched"};
 
     private static void atRow(String set, float[] qt, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         switch (set) {
             case "regs16" -> Gemm.atRow16(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts);
-            case "regs32" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false);
-            case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true);
+            case "regs32" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, false);
+            case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true, false);
+            case "regs32-touched" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, true);
             default -> throw new IllegalArgumentException(set);
         }
     }

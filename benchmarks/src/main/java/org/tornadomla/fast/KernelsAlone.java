@@ -9,7 +9,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
 
 /**
- * java-fast's attention micro-kernels alone ({@link Gemm#scores}, {@link Gemm#values}), each over two 64-row tiles of
+ * java-fast's attention micro-kernels alone ({@link Gemm#scores}, {@link Gemm#values} with P as the absorbed path
+ * holds it, [heads, capacity], and as the tiled path does, "valuesT": Sᵀ [rows, heads]), each over two 64-row tiles of
  * DeepSeek's 576-wide latent rows that stay in the core's L2, with no softmax, no partial sums and no memory traffic
  * around them: what a kernel reaches on its own, to set beside the same task inside a step ({@code ./mla bench
  * --roofline --breakdown}). Where the step falls short of the kernel alone, the time goes to what surrounds it
@@ -56,7 +57,7 @@ public final class KernelsAlone {
         System.out.println(FastExecutor.kernelChoice());
         System.out.printf("%-12s %-14s %s%n", "kernel", "1 thread", threads + " threads at once (each, % of its share of the peak)");
         for (int h : heads) {
-            for (String kernel : new String[] {"scores", "values"}) {
+            for (String kernel : new String[] {"scores", "values", "valuesT"}) {
                 String name = kernel + " H" + h;
                 double one = run(kernel, h, 1, rounds)[0];
                 double[] all = run(kernel, h, threads, rounds);
@@ -77,7 +78,11 @@ public final class KernelsAlone {
             int id = t;
             Thread th = new Thread(() -> {
                 try {
-                    Pass pass = kernel.equals("scores") ? scores(heads, id) : values(heads, id);
+                    Pass pass = switch (kernel) {
+                        case "scores" -> scores(heads, id);
+                        case "values" -> values(heads, id);
+                        default -> valuesT(heads, id);
+                    };
                     double flops = 2.0 * TILES * N * heads * (kernel.equals("scores") ? W : DC);
                     for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
                     for (int r = 0; r < rounds; r++) {
@@ -118,6 +123,17 @@ public final class KernelsAlone {
         for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
         return () -> {
             for (int t = 0; t < TILES; t++) Gemm.values(p, t * N, CAPACITY, 1, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
+        };
+    }
+
+    /** O += P·K[:, :512] with P as the tiled path holds it: Sᵀ [tile rows, padded heads], a row's heads side by side. */
+    private static Pass valuesT(int heads, int seed) {
+        int hp = Gemm.paddedHeads(heads);
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] k = random(r, TILES * N * W), p = random(r, TILES * N * hp), o = new float[heads * DC];
+        for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
+        return () -> {
+            for (int t = 0; t < TILES; t++) Gemm.values(p, t * N * hp, 1, hp, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
         };
     }
 
