@@ -63,7 +63,28 @@ public final class MlaCommand implements Runnable {
                 return "unknown option " + MlaException.quote(first.contains("=") ? first.substring(0, first.indexOf('=')) : first);
             }
         }
+        if (ex instanceof CommandLine.MissingParameterException m && !m.getMissing().isEmpty()) {
+            java.util.List<String> names = m.getMissing().stream().map(MlaCommand::name).toList();
+            return "missing " + (names.size() == 1 ? "option " : "options ") + String.join(", ", names);
+        }
+        String expected = ex.getArgSpec() == null || ex.getValue() == null ? null : expected(ex.getArgSpec().type());
+        if (expected != null) {
+            return name(ex.getArgSpec()) + " must be " + expected + ", found " + MlaException.quote(ex.getValue());
+        }
         return ex.getMessage();
+    }
+
+    /** An option's longest name (--input), or a positional parameter's label. */
+    private static String name(CommandLine.Model.ArgSpec a) {
+        return a instanceof CommandLine.Model.OptionSpec o ? o.longestName() : a.paramLabel();
+    }
+
+    /** What a value of this type looks like, for a value picocli could not convert; null for other types. */
+    static String expected(Class<?> type) {
+        if (type == int.class || type == Integer.class) return "a whole number in " + Integer.MIN_VALUE + " … " + Integer.MAX_VALUE;
+        if (type == long.class || type == Long.class) return "a whole number in " + Long.MIN_VALUE + " … " + Long.MAX_VALUE;
+        if (type == double.class || type == Double.class || type == float.class || type == Float.class) return "a number";
+        return null;
     }
 
     /** The commands --help lists, in its order: hidden ones (pd-decode, started by pd-demo) left out. */

@@ -93,6 +93,7 @@ class CliRefusalsTest {
         weights = dir.resolve("broken.safetensors");
         Files.writeString(weights, "not a safetensors file");
         refused("--block-size 3 needs --paged", runLayer(input, out, "--block-size", "3"));
+        refused("--block-size must be 1 … 1048576 tokens, found 0", runLayer(input, out, "--paged", "--block-size", "0"));
         refused("--dense is for a sparse config", runLayer(input, out, "--dense"));
         refused("unknown backend 'cuda'", runLayer(input, out, "--backend", "cuda"));
         Path start = input("start.safetensors", "prefill_input", "decode_input_1");
@@ -142,7 +143,11 @@ class CliRefusalsTest {
         refused("split count must be 0 (auto) or in 1 … 4096, found -1", runLayer(input, out, "--splits", "-1"));
         refused("split count must be 0 (auto) or in 1 … 4096, found 99999999", runLayer(input, out, "--splits", "99999999"));
         refused("tile size must be in 1 … 65536", runLayer(input, out, "--tile", "-5"));
-        refused("Invalid value for option '--splits'", runLayer(input, out, "--splits", "1e9"));
+        // a value that is not a number of the option's type: the project's words, not the parser's
+        refused("--splits must be a whole number in -2147483648 … 2147483647, found '1e9'", runLayer(input, out, "--splits", "1e9"));
+        refused("--prefill must be a whole number in -2147483648 … 2147483647, found 'abc'", "demo", "--prefill", "abc");
+        refused("--seed must be a whole number", "demo", "--seed", "x");
+        refused("missing option --input", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--output", out.toString());
         refused("--prefill", "demo", "--prefill", "2000000000", "--hidden", "64");
         refused("more than one Java array holds", "demo", "--hidden", "2000000000");
         refused("--heads and --context must be >= 1", "cache-error", "--heads", "0");

@@ -28,7 +28,7 @@ import java.util.SplittableRandom;
  *
  * <pre>
  * java --add-modules jdk.incubator.vector -Xmx12g -cp benchmarks/target/benchmarks.jar org.tornadomla.benchmarks.GeometryTasks \
- *      [context=4096] [reps=30] [path=absorbed] [geometries=512+64/128,256+32/128,448+64/128,1024+64/128]
+ *      [context=4096] [reps=30] [path=absorbed] [geometries=512+64/128,256+32/128,448+64/128,1024+64/128] [splits=0 (auto)]
  * </pre>
  */
 public final class GeometryTasks {
@@ -37,6 +37,7 @@ public final class GeometryTasks {
 
     public static void main(String[] args) {
         int context = 4096, reps = 30;
+        int splits = AttentionOptions.AUTO;
         String path = "absorbed", geometries = "512+64/128,256+32/128,448+64/128,1024+64/128";
         for (String a : args) {
             String v = a.substring(a.indexOf('=') + 1);
@@ -44,9 +45,10 @@ public final class GeometryTasks {
             else if (a.startsWith("reps=")) reps = Integer.parseInt(v);
             else if (a.startsWith("path=")) path = v;
             else if (a.startsWith("geometries=")) geometries = v;
-            else throw new IllegalArgumentException("unknown argument " + a + " (context=, reps=, path=, geometries=)");
+            else if (a.startsWith("splits=")) splits = Integer.parseInt(v);
+            else throw new IllegalArgumentException("unknown argument " + a + " (context=, reps=, path=, geometries=, splits=)");
         }
-        AttentionOptions opt = AttentionOptions.of(AttentionPath.parse(path));
+        AttentionOptions opt = new AttentionOptions(AttentionPath.parse(path), AttentionOptions.DEFAULT_TILE, splits);
         String[] names = geometries.split(",");
         try (FastExecutor fast = new FastExecutor()) {
             List<KernelGraph> graphs = new ArrayList<>();
