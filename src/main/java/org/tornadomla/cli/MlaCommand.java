@@ -62,21 +62,32 @@ public final class MlaCommand implements Runnable {
             if (first.startsWith("-") && first.length() > 1 && !isNumber(first)) {
                 return "unknown option " + MlaException.quote(first.contains("=") ? first.substring(0, first.indexOf('=')) : first);
             }
+            return "unexpected argument " + MlaException.quote(first);
         }
         if (ex instanceof CommandLine.MissingParameterException m && !m.getMissing().isEmpty()) {
+            // picocli says "Missing required parameter for option" of an option typed without its value
+            if (String.valueOf(m.getMessage()).startsWith("Missing required parameter for option")) return name(m.getMissing().get(0)) + " needs a value";
             java.util.List<String> names = m.getMissing().stream().map(MlaCommand::name).toList();
-            return "missing " + (names.size() == 1 ? "option " : "options ") + String.join(", ", names);
+            return "missing " + String.join(", ", names);
         }
-        String expected = ex.getArgSpec() == null || ex.getValue() == null ? null : expected(ex.getArgSpec().type());
+        String expected = ex.getArgSpec() == null || ex.getValue() == null ? null : expected(elementType(ex.getArgSpec()));
         if (expected != null) {
             return name(ex.getArgSpec()) + " must be " + expected + ", found " + MlaException.quote(ex.getValue());
         }
         return ex.getMessage();
     }
 
-    /** An option's longest name (--input), or a positional parameter's label. */
+    /** An option's longest name (--input), or a positional parameter's label (&lt;dir&gt;). */
     private static String name(CommandLine.Model.ArgSpec a) {
         return a instanceof CommandLine.Model.OptionSpec o ? o.longestName() : a.paramLabel();
+    }
+
+    /** The type of one value of the option: an array's or a list's element type, else the option's type. */
+    private static Class<?> elementType(CommandLine.Model.ArgSpec a) {
+        Class<?> t = a.type();
+        if (t.isArray()) return t.getComponentType();
+        if (java.util.Collection.class.isAssignableFrom(t) && a.auxiliaryTypes().length > 0) return a.auxiliaryTypes()[0];
+        return t;
     }
 
     /** What a value of this type looks like, for a value picocli could not convert; null for other types. */

@@ -147,7 +147,10 @@ class CliRefusalsTest {
         refused("--splits must be a whole number in -2147483648 … 2147483647, found '1e9'", runLayer(input, out, "--splits", "1e9"));
         refused("--prefill must be a whole number in -2147483648 … 2147483647, found 'abc'", "demo", "--prefill", "abc");
         refused("--seed must be a whole number", "demo", "--seed", "x");
-        refused("missing option --input", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--output", out.toString());
+        refused("--prefill needs a value", "demo", "--prefill");
+        refused("unexpected argument '4'", "demo", "--prefill", "3", "4");
+        refused("--context must be a whole number in -2147483648 … 2147483647, found 'abc'", "bench", "--context", "4096,abc", "--backends", "java-reference");
+        refused("missing --input", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--output", out.toString());
         refused("--prefill", "demo", "--prefill", "2000000000", "--hidden", "64");
         refused("more than one Java array holds", "demo", "--hidden", "2000000000");
         refused("--heads and --context must be >= 1", "cache-error", "--heads", "0");

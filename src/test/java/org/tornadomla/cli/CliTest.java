@@ -314,7 +314,7 @@ class CliTest {
         rejects("holds no tensor of it (model.layers.4.*); it holds layer 0", runLayer(in, "--layer", "4"));
         rejects("unknown attention path 'flash'", runLayer(in, "--path", "flash"));
         rejects("unknown cache dtype 'fp4'", runLayer(in, "--cache-dtype", "fp4"));
-        rejects("missing option --output", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString());
+        rejects("missing --output", "run-layer", "--config", config.toString(), "--weights", weights.toString(), "--input", in.toString());
         rejects("config file not found", runLayer(in)[0], "--config", dir.resolve("nope.json").toString(), "--weights", weights.toString(), "--input", in.toString(), "--output", out.toString());
 
         Path corrupt = dir.resolve("corrupt.safetensors");
