@@ -728,7 +728,9 @@ final class Gemm {
     /**
      * {@link #s16x1} that also reads one number of k[pf …] per latent column (one per 64-byte line: the next 16 rows
      * at pf, 16·w numbers in bounds) summed into a number the JIT cannot drop. At 16 heads a cached number carries 32 FLOPs and the kernel waits on the L3; those
-     * loads start the next block's lines while this block computes (Java has no prefetch instruction).
+     * loads start the next block's lines while this block computes (Java has no prefetch instruction). A copy of
+     * s16x1 rather than a parameter, as {@link #v8x3Ahead}: the kernel is too large to inline, so a flag would be a
+     * branch in its loop, and s16x1 with the extra load and add measured slower where nothing is read ahead.
      */
     private static void s16x1Ahead(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp, int pf) {
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a06 = a00, a07 = a00, a08 = a00, a09 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
