@@ -47,9 +47,12 @@ public final class MlaCommand implements Runnable {
     }
 
     /**
-     * picocli's message, except for what it says in its own words: a first word that is no command says "unknown
-     * command 'x'" and lists the commands --help shows (hidden ones not); an option the command does not have says
-     * "unknown option '--x'" (picocli would list it with the arguments after it).
+     * What was wrong, in the project's words where picocli's would show: a first word that is no command says "unknown
+     * command 'x'" and lists the commands --help shows (hidden ones not); an option the command does not have, "unknown
+     * option '--x'" (picocli would list it with the arguments after it); any other word left over, "unexpected argument
+     * 'x'"; required options not given, "missing --x, --y"; an option typed without its value, "--x needs a value"; a
+     * value that is not a number of a numeric option, "--x must be a whole number, found 'v'" (or "a number"). Anything
+     * else keeps picocli's message.
      */
     static String what(CommandLine.ParameterException ex) {
         if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
@@ -65,8 +68,12 @@ public final class MlaCommand implements Runnable {
             return "unexpected argument " + MlaException.quote(first);
         }
         if (ex instanceof CommandLine.MissingParameterException m && !m.getMissing().isEmpty()) {
-            // picocli says "Missing required parameter for option" of an option typed without its value
-            if (String.valueOf(m.getMessage()).startsWith("Missing required parameter for option")) return name(m.getMissing().get(0)) + " needs a value";
+            // an option typed without its value: picocli says "Missing required parameter for option" at the end of the
+            // line and "Expected parameter for option" where another option follows
+            String msg = String.valueOf(m.getMessage());
+            if (msg.startsWith("Missing required parameter for option") || msg.startsWith("Expected parameter for option")) {
+                return name(m.getMissing().get(0)) + " needs a value";
+            }
             java.util.List<String> names = m.getMissing().stream().map(MlaCommand::name).toList();
             return "missing " + String.join(", ", names);
         }
@@ -92,8 +99,8 @@ public final class MlaCommand implements Runnable {
 
     /** What a value of this type looks like, for a value picocli could not convert; null for other types. */
     static String expected(Class<?> type) {
-        if (type == int.class || type == Integer.class) return "a whole number in " + Integer.MIN_VALUE + " … " + Integer.MAX_VALUE;
-        if (type == long.class || type == Long.class) return "a whole number in " + Long.MIN_VALUE + " … " + Long.MAX_VALUE;
+        // the option's own range is checked where it is used, and named there
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class) return "a whole number";
         if (type == double.class || type == Double.class || type == float.class || type == Float.class) return "a number";
         return null;
     }

@@ -15,7 +15,7 @@ import java.util.concurrent.CyclicBarrier;
  * the values) and the absorbed path's values pass ({@link FastAttention#absorbedValues}: the touch, the values), each
  * phase timed with {@code System.nanoTime} around the calls the step makes on this machine (the touch where
  * {@link Vec#TOUCH} is on, else the values reading the next tile ahead), over the tiles the step takes (128 rows on an
- * AMD CPU, 64 on an Intel one) of DeepSeek's 576-wide rows. One thread per core, each over its half of a B1 cache of
+ * AMD CPU, 64 on an Intel one) of DeepSeek's 576-wide rows. One thread per core, each over its share of a B1 cache of
  * {@code context} tokens (one KV split each, as the step runs at B1), so the tiles come from the L3 or memory as in
  * the step. The last half of the reps is timed; the first lets the JIT finish (with 300 reps in all, one thread of a
  * 2-vCPU Zen 5 still ran the 16-head loop 1.5× slower, every phase of it, in three runs of three). Per thread, with the
@@ -47,8 +47,8 @@ public final class TilePhases {
         if (context % (threads * TILE) != 0) throw new IllegalArgumentException("context must be a multiple of " + threads * TILE + ", found " + context);
         Roofline.Limits limits = Roofline.measure();
         double perThread = limits.gflopPerS() / limits.threads();
-        System.out.printf("java-fast's decode loops per %d-row tile, B1 T%d f32, %d threads (one half of the cache each), mean of the last %d reps%n",
-                TILE, context, threads, reps - reps / 2);
+        System.out.printf("java-fast's decode loops per %d-row tile, B1 T%d f32, %d threads (1/%d of the cache each), mean of the last %d reps%n",
+                TILE, context, threads, threads, reps - reps / 2);
         System.out.printf("FMA peak %.1f GFLOP/s on %d threads: %.1f per thread%n", limits.gflopPerS(), limits.threads(), perThread);
         System.out.println(FastExecutor.kernelChoice());
         for (int h : heads) {
@@ -107,7 +107,7 @@ public final class TilePhases {
                         }
                     }
                     double tiles = (double) (reps - reps / 2) * (rows / TILE);
-                    double sf = 2.0 * TILE * hp * W, vf = 2.0 * TILE * heads * DC;
+                    double sf = 2.0 * TILE * heads * W, vf = 2.0 * TILE * heads * DC;
                     StringBuilder sb = new StringBuilder(String.format("  %-6s H%-4d thread %d (cpu %s): touch %6.2f us", loop, heads, id, cpu(),
                             ns[0] / tiles / 1e3));
                     if (loop.equals("tiled")) {
