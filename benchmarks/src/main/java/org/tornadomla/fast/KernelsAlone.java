@@ -72,38 +72,55 @@ public final class KernelsAlone {
     private static double[] run(String kernel, int heads, int threads, int rounds) throws Exception {
         double[] best = new double[threads];
         CyclicBarrier start = new CyclicBarrier(threads);
+        onThreads(threads, "kernels-alone", "kernel " + kernel, id -> {
+            Pass pass = switch (kernel) {
+                case "scores" -> scores(heads, id);
+                case "values" -> values(heads, id);
+                default -> valuesT(heads, id);
+            };
+            double flops = 2.0 * TILES * N * heads * (kernel.equals("scores") ? W : DC);
+            for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
+            for (int r = 0; r < rounds; r++) {
+                start.await();
+                long t0 = System.nanoTime(), calls = 0;
+                while (System.nanoTime() - t0 < 100_000_000L) {
+                    pass.run();
+                    calls++;
+                }
+                best[id] = Math.max(best[id], calls * flops / (System.nanoTime() - t0));
+            }
+        });
+        return best;
+    }
+
+    /** What one thread of {@link #onThreads} runs, given its index. */
+    interface ThreadBody {
+        void run(int id) throws Exception;
+    }
+
+    /**
+     * Runs {@code body} on {@code threads} new threads (named name-0, name-1, …) at once and waits for them all; the
+     * first failure is thrown, as "what failed".
+     */
+    static void onThreads(int threads, String name, String what, ThreadBody body) throws InterruptedException {
         List<Thread> ts = new ArrayList<>();
         Throwable[] error = new Throwable[1];
         for (int t = 0; t < threads; t++) {
             int id = t;
             Thread th = new Thread(() -> {
                 try {
-                    Pass pass = switch (kernel) {
-                        case "scores" -> scores(heads, id);
-                        case "values" -> values(heads, id);
-                        default -> valuesT(heads, id);
-                    };
-                    double flops = 2.0 * TILES * N * heads * (kernel.equals("scores") ? W : DC);
-                    for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
-                    for (int r = 0; r < rounds; r++) {
-                        start.await();
-                        long t0 = System.nanoTime(), calls = 0;
-                        while (System.nanoTime() - t0 < 100_000_000L) {
-                            pass.run();
-                            calls++;
-                        }
-                        best[id] = Math.max(best[id], calls * flops / (System.nanoTime() - t0));
-                    }
+                    body.run(id);
                 } catch (Throwable e) {
-                    error[0] = e;
+                    synchronized (error) {
+                        if (error[0] == null) error[0] = e;
+                    }
                 }
-            }, "kernels-alone-" + t);
+            }, name + "-" + t);
             ts.add(th);
             th.start();
         }
         for (Thread th : ts) th.join();
-        if (error[0] != null) throw new IllegalStateException("kernel " + kernel + " failed", error[0]);
-        return best;
+        if (error[0] != null) throw new IllegalStateException(what + " failed", error[0]);
     }
 
     /** Sᵀ = Qᵀ·K over each tile: heads padded to whole vectors, Qᵀ packed as the step packs it. */

@@ -4,8 +4,6 @@ import org.tornadomla.bench.Roofline;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
 
@@ -66,66 +64,53 @@ public final class TilePhases {
         for (int i = 0; i < probs.length; i++) probs[i] = (float) r.nextDouble(0, 1.0 / context);
         CyclicBarrier start = new CyclicBarrier(threads);
         String[] lines = new String[threads];
-        List<Thread> ts = new ArrayList<>();
-        Throwable[] error = new Throwable[1];
-        for (int t = 0; t < threads; t++) {
-            int id = t;
-            Thread th = new Thread(() -> {
-                try {
-                    float[] st = new float[TILE * hp], acc = new float[heads * DC], stats = new float[3 * hp];
-                    long[] ns = new long[4];
-                    int lo = id * rows;
-                    for (int rep = 0; rep < reps; rep++) {
-                        if (rep == reps / 2) start.await();
-                        java.util.Arrays.fill(stats, 0f);
-                        for (int j0 = lo; j0 < lo + rows; j0 += TILE) {
-                            int off = j0 * W;
-                            long t0 = System.nanoTime();
-                            if (Vec.TOUCH) Vec.touch(k, off, off + TILE * W);
-                            long t1 = System.nanoTime(), t2 = t1, t3 = t1;
-                            if (loop.equals("tiled")) {
-                                Gemm.scores(qt, 0, hp, k, off, W, W, TILE, st, 0);
-                                t2 = System.nanoTime();
-                                FastOnlineSoftmax.update(st, TILE, hp, stats, j0 == lo);
-                                for (int h = 0; h < heads; h++) {
-                                    float alpha = stats[2 * hp + h];
-                                    if (alpha != 1f) Vec.scale(acc, h * DC, DC, alpha);
-                                }
-                                t3 = System.nanoTime();
-                                Gemm.values(st, 0, 1, hp, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
-                            } else {
-                                if (Vec.TOUCH) Gemm.values(probs, j0, context, 1, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
-                                else Gemm.valuesReadingAhead(probs, j0, context, 1, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
-                            }
-                            long t4 = System.nanoTime();
-                            if (rep >= reps / 2) {
-                                ns[0] += t1 - t0;
-                                ns[1] += t2 - t1;
-                                ns[2] += t3 - t2;
-                                ns[3] += t4 - t3;
-                            }
-                        }
-                    }
-                    double tiles = (double) (reps - reps / 2) * (rows / TILE);
-                    double sf = 2.0 * TILE * heads * W, vf = 2.0 * TILE * heads * DC;
-                    StringBuilder sb = new StringBuilder(String.format("  %-6s H%-4d thread %d (cpu %s): touch %6.2f us", loop, heads, id, cpu(),
-                            ns[0] / tiles / 1e3));
+        KernelsAlone.onThreads(threads, "tile-phases", loop + " H" + heads, id -> {
+            float[] st = new float[TILE * hp], acc = new float[heads * DC], stats = new float[3 * hp];
+            long[] ns = new long[4];
+            int lo = id * rows;
+            for (int rep = 0; rep < reps; rep++) {
+                if (rep == reps / 2) start.await();
+                java.util.Arrays.fill(stats, 0f);
+                for (int j0 = lo; j0 < lo + rows; j0 += TILE) {
+                    int off = j0 * W;
+                    long t0 = System.nanoTime();
+                    if (Vec.TOUCH) Vec.touch(k, off, off + TILE * W);
+                    long t1 = System.nanoTime(), t2 = t1, t3 = t1;
                     if (loop.equals("tiled")) {
-                        sb.append(String.format(", scores %6.2f us (%3.0f %%), update %5.2f us", ns[1] / tiles / 1e3,
-                                100 * sf / (ns[1] / tiles) / perThread, ns[2] / tiles / 1e3));
+                        Gemm.scores(qt, 0, hp, k, off, W, W, TILE, st, 0);
+                        t2 = System.nanoTime();
+                        FastOnlineSoftmax.update(st, TILE, hp, stats, j0 == lo);
+                        for (int h = 0; h < heads; h++) {
+                            float alpha = stats[2 * hp + h];
+                            if (alpha != 1f) Vec.scale(acc, h * DC, DC, alpha);
+                        }
+                        t3 = System.nanoTime();
+                        Gemm.values(st, 0, 1, hp, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
+                    } else {
+                        if (Vec.TOUCH) Gemm.values(probs, j0, context, 1, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
+                        else Gemm.valuesReadingAhead(probs, j0, context, 1, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
                     }
-                    sb.append(String.format(", values %6.2f us (%3.0f %%); a tile %6.2f us", ns[3] / tiles / 1e3,
-                            100 * vf / (ns[3] / tiles) / perThread, (ns[0] + ns[1] + ns[2] + ns[3]) / tiles / 1e3));
-                    lines[id] = sb.toString();
-                } catch (Throwable e) {
-                    error[0] = e;
+                    long t4 = System.nanoTime();
+                    if (rep >= reps / 2) {
+                        ns[0] += t1 - t0;
+                        ns[1] += t2 - t1;
+                        ns[2] += t3 - t2;
+                        ns[3] += t4 - t3;
+                    }
                 }
-            }, "tile-phases-" + t);
-            ts.add(th);
-            th.start();
-        }
-        for (Thread th : ts) th.join();
-        if (error[0] != null) throw new IllegalStateException(loop + " H" + heads + " failed", error[0]);
+            }
+            double tiles = (double) (reps - reps / 2) * (rows / TILE);
+            double sf = 2.0 * TILE * heads * W, vf = 2.0 * TILE * heads * DC;
+            StringBuilder sb = new StringBuilder(String.format("  %-6s H%-4d thread %d (cpu %s): touch %6.2f us", loop, heads, id, cpu(),
+                    ns[0] / tiles / 1e3));
+            if (loop.equals("tiled")) {
+                sb.append(String.format(", scores %6.2f us (%3.0f %%), update %5.2f us", ns[1] / tiles / 1e3,
+                        100 * sf / (ns[1] / tiles) / perThread, ns[2] / tiles / 1e3));
+            }
+            sb.append(String.format(", values %6.2f us (%3.0f %%); a tile %6.2f us", ns[3] / tiles / 1e3,
+                    100 * vf / (ns[3] / tiles) / perThread, (ns[0] + ns[1] + ns[2] + ns[3]) / tiles / 1e3));
+            lines[id] = sb.toString();
+        });
         for (String l : lines) System.out.println(l);
     }
 
