@@ -98,7 +98,7 @@ public final class MlaCommand implements Runnable {
     }
 
     /** What a value of this type looks like, for a value picocli could not convert; null for other types. */
-    static String expected(Class<?> type) {
+    private static String expected(Class<?> type) {
         // the option's own range is checked where it is used, and named there
         if (type == int.class || type == Integer.class || type == long.class || type == Long.class) return "a whole number";
         if (type == double.class || type == Double.class || type == float.class || type == Float.class) return "a number";

@@ -94,12 +94,6 @@ public final class RunLayerCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    /** The tokens per block of a paged cache, 1 … 2^20 (checked before the weights load, and where the cache is made). */
-    private static int checkBlockSize(int bs) {
-        if (bs < 1 || bs > (1 << 20)) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + bs);
-        return bs;
-    }
-
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -110,7 +104,9 @@ public final class RunLayerCommand implements Callable<Integer> {
         WeightDtype wanted = weightsDtype == null ? null : WeightDtype.parse(weightsDtype);
         // everything that does not need the weights is checked before they load (a V3 layer takes seconds)
         if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
-        if (blockSize != null) checkBlockSize(blockSize);
+        if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) {
+            throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
+        }
         if (dense && !cfg.sparse()) throw new MlaException("--dense is for a sparse config (index_topk in config.json); " + config + " is dense MLA already");
         if (writeIndices && !cfg.sparse()) throw new MlaException("--write-indices is for a sparse config (index_topk in config.json); " + config + " is dense MLA");
         if (writeIndices && dense) throw new MlaException("--write-indices with --dense: a dense run selects no positions");
@@ -287,8 +283,7 @@ public final class RunLayerCommand implements Callable<Integer> {
     private void run(PrintWriter out, MlaLayer mla, AttentionOptions opt, CacheDtype dtype, Input in, List<Path> inputs) {
         MlaConfig cfg = mla.config();
         int d = cfg.hiddenSize(), batch = in.batch(), steps = in.decodes().size();
-        if (blockSize != null && !paged) throw new MlaException("--block-size " + blockSize + " needs --paged");
-        int bs = checkBlockSize(blockSize == null ? LatentCache.DEFAULT_BLOCK_SIZE : blockSize);
+        int bs = blockSize == null ? LatentCache.DEFAULT_BLOCK_SIZE : blockSize;     // checked in call(), before the weights load
         int[] finals = new int[batch];
         long blocks = 0;
         int longest = 0;
