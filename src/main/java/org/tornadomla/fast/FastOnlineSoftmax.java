@@ -83,11 +83,7 @@ public final class FastOnlineSoftmax {
                 int stride = src == kvFloats ? w : ws;
                 if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);     // in order first where Vec.TOUCH says, as FastAttention's values
                 Gemm.scores(qt, r * w * hp, hp, src, off, stride, w, n, st, 0);
-                update(st, n, hp, stats, j0 == lo);
-                for (int h = 0; h < heads; h++) {
-                    float alpha = stats[2 * hp + h];
-                    if (alpha != 1f) Vec.scale(acc, h * dc, dc, alpha);
-                }
+                updateAndRescale(st, n, hp, heads, stats, acc, dc, j0 == lo);
                 Gemm.values(st, 0, 1, hp, heads, src, off, stride, n, 0, dc, acc, 0, dc);
             }
             for (int h = 0; h < heads; h++) {
@@ -99,6 +95,15 @@ public final class FastOnlineSoftmax {
                 mlPart[2 * part + 1] = l;
             }
         });
+    }
+
+    /** {@link #update}, then each head's accumulated O [heads, dc] rescaled by its alpha where the max moved. */
+    static void updateAndRescale(float[] st, int n, int hp, int heads, float[] stats, float[] acc, int dc, boolean first) {
+        update(st, n, hp, stats, first);
+        for (int h = 0; h < heads; h++) {
+            float alpha = stats[2 * hp + h];
+            if (alpha != 1f) Vec.scale(acc, h * dc, dc, alpha);
+        }
     }
 
     /**

@@ -149,8 +149,8 @@ final class Gemm {
             F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")));
     /**
      * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
-     * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At 16 heads a cached number carries
-     * 32 FLOPs and the scores wait on memory. On an AMD Zen 5 (2 vCPUs, 2026-12-04) the tile touched first and no read-ahead
+     * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At
+     * 16 heads a cached number carries 32 FLOPs and the scores wait on memory. On an AMD Zen 5 (2 vCPUs, 2026-12-04) the tile touched first and no read-ahead
      * made the B1 H16 T16384 scores 1.80–2.09 ms against 2.54–2.88 (five alternating rounds), the tiled path 2.74–3.04
      * against 2.87–3.52 ms; at T4096, where the cache stays in the L3, both were level. On where {@link Vec#TOUCH} is on
      * and the FMA units are 512 bits wide: an AMD CPU with 32 registers and no {@link #HALF_SCORES} (a Zen 5; the Zen 4
@@ -727,8 +727,9 @@ final class Gemm {
 
     /**
      * {@link #s16x1} that also reads one number of k[pf …] per latent column (one per 64-byte line: the next 16 rows
-     * at pf, 16·w numbers in bounds) summed into a number the JIT cannot drop. At 16 heads a cached number carries 32 FLOPs and the kernel waits on the L3; those
-     * loads start the next block's lines while this block computes (Java has no prefetch instruction). A copy of
+     * at pf, 16·w numbers in bounds) summed into a number the JIT cannot drop. At 16 heads a cached number carries 32
+     * FLOPs and the kernel waits on the L3; those loads start the next block's lines while this block computes (Java
+     * has no prefetch instruction). A copy of
      * s16x1 rather than a parameter, as {@link #v8x3Ahead}: the kernel is too large to inline, so a flag would be a
      * branch in its loop, and s16x1 with the extra load and add measured slower where nothing is read ahead.
      */

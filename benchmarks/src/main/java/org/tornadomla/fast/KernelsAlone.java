@@ -75,8 +75,7 @@ public final class KernelsAlone {
         onThreads(threads, "kernels-alone", "kernel " + kernel, id -> {
             Pass pass = switch (kernel) {
                 case "scores" -> scores(heads, id);
-                case "values" -> values(heads, id);
-                default -> valuesT(heads, id);
+                default -> values(heads, id, kernel.equals("valuesT"));
             };
             double flops = 2.0 * TILES * N * heads * (kernel.equals("scores") ? W : DC);
             for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
@@ -133,24 +132,20 @@ public final class KernelsAlone {
         };
     }
 
-    /** O += P·K[:, :512] over each tile: P read in place from rows of the capacity, as the absorbed path reads it. */
-    private static Pass values(int heads, int seed) {
-        SplittableRandom r = new SplittableRandom(seed);
-        float[] k = random(r, TILES * N * W), p = random(r, heads * CAPACITY), o = new float[heads * DC];
-        for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
-        return () -> {
-            for (int t = 0; t < TILES; t++) Gemm.values(p, t * N, CAPACITY, 1, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
-        };
-    }
-
-    /** O += P·K[:, :512] with P as the tiled path holds it: Sᵀ [tile rows, padded heads], a row's heads side by side. */
-    private static Pass valuesT(int heads, int seed) {
+    /**
+     * O += P·K[:, :512] over each tile, P read in place as the absorbed path holds it ([heads, capacity]: a head's row
+     * CAPACITY numbers long), or where {@code tiled} as the tiled path does (Sᵀ [tile rows, padded heads]: a row's heads
+     * side by side).
+     */
+    private static Pass values(int heads, int seed, boolean tiled) {
         int hp = Gemm.paddedHeads(heads);
         SplittableRandom r = new SplittableRandom(seed);
-        float[] k = random(r, TILES * N * W), p = random(r, TILES * N * hp), o = new float[heads * DC];
+        float[] k = random(r, TILES * N * W), p = random(r, tiled ? TILES * N * hp : heads * CAPACITY), o = new float[heads * DC];
         for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
+        // P's strides per head and per cached row, and where tile t's P starts
+        int ph = tiled ? 1 : CAPACITY, pj = tiled ? hp : 1, perTile = tiled ? N * hp : N;
         return () -> {
-            for (int t = 0; t < TILES; t++) Gemm.values(p, t * N * hp, 1, hp, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
+            for (int t = 0; t < TILES; t++) Gemm.values(p, t * perTile, ph, pj, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
         };
     }
 

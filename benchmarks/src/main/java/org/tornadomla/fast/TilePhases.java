@@ -79,11 +79,7 @@ public final class TilePhases {
                     if (loop.equals("tiled")) {
                         Gemm.scores(qt, 0, hp, k, off, W, W, TILE, st, 0);
                         t2 = System.nanoTime();
-                        FastOnlineSoftmax.update(st, TILE, hp, stats, j0 == lo);
-                        for (int h = 0; h < heads; h++) {
-                            float alpha = stats[2 * hp + h];
-                            if (alpha != 1f) Vec.scale(acc, h * DC, DC, alpha);
-                        }
+                        FastOnlineSoftmax.updateAndRescale(st, TILE, hp, heads, stats, acc, DC, j0 == lo);
                         t3 = System.nanoTime();
                         Gemm.values(st, 0, 1, hp, heads, k, off, W, TILE, 0, DC, acc, 0, DC);
                     } else {
