@@ -12,7 +12,7 @@ import java.io.PrintWriter;
  */
 @Command(name = "mla", mixinStandardHelpOptions = true, versionProvider = MlaCommand.Version.class,
         description = "DeepSeek-V3 Multi-head Latent Attention on the JVM and on TornadoVM devices.",
-        subcommands = {DemoCommand.class, RunLayerCommand.class, ExampleCommand.class, BenchCommand.class, KvMemoryCommand.class, PdDemoCommand.class, PdDecodeCommand.class, StoreBenchCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CheckCommand.class, GpuReportCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, RunLayerCommand.class, ExampleCommand.class, BenchCommand.class, KvMemoryCommand.class, PdDemoCommand.class, PdDecodeCommand.class, StoreBenchCommand.class, CacheErrorCommand.class, RankCommand.class, LadderCommand.class, DevicesCommand.class, CheckCommand.class, GpuReportCommand.class, TuneCommand.class, TuneProbeCommand.class, CommandLine.HelpCommand.class})
 public final class MlaCommand implements Runnable {
     /** Exit code for bad input: wrong shapes, missing tensors, invalid configs, bad options. */
     public static final int BAD_INPUT = 2;

@@ -54,10 +54,9 @@ public final class FastAbsorb {
      * #absorbStrips}) rather than reading it in memory order into q_lat ({@link #absorbInOrder}): on an AMD Zen 5 (cpu
      * family 26), where the strips measured 20–30 % faster (version 7). The Zen 3 measured the other way (version 4),
      * and the Zen 4 and the Intel Xeon were not measured with them. {@code -Dtornadomla.fast.absorbStrips=true|false}
-     * overrides it, for A/B runs on one machine.
+     * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean STRIPS = Vec.choice("tornadomla.fast.absorbStrips",
-            "AuthenticAMD".equals(Vec.cpuVendor()) && "26".equals(Vec.cpuInfo("cpu family")));
+    static final boolean STRIPS = Vec.choice("tornadomla.fast.absorbStrips", KernelChoices.autoAbsorbStrips());
 
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {

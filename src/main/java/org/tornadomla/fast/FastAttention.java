@@ -92,9 +92,9 @@ public final class FastAttention {
      * Tiles read in place that the values take in one pass of their blocks (version 10), and that make one tile of
      * the tiled path ({@link FastOnlineSoftmax}'s version 3): 2 where {@link Vec#TOUCH} is on (measured on a Zen 5),
      * else 1 (the Xeon's read-ahead of the next tile, version 8, stays as measured).
-     * {@code -Dtornadomla.fast.valuesRuns=true|false} overrides it.
+     * {@code -Dtornadomla.fast.valuesRuns=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final int VALUES_RUN = Vec.choice("tornadomla.fast.valuesRuns", Vec.TOUCH) ? 2 : 1;
+    static final int VALUES_RUN = Vec.choice("tornadomla.fast.valuesRuns", KernelChoices.autoValuesRuns(Vec.TOUCH)) ? 2 : 1;
 
     private static final ThreadLocal<float[]> QT = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);

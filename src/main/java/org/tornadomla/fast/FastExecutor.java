@@ -164,20 +164,48 @@ public final class FastExecutor extends JvmExecutor {
      * One line saying what java-fast chose for this CPU, for benchmark headers: the CPU as /proc/cpuinfo names it, the
      * vector width, the register blocks ({@code Gemm.REGS32}), whether tiles and weights are touched before they are
      * walked ({@code Vec.TOUCH}), whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}) and whether they
-     * read a touched tile or rows ahead ({@code Gemm.TOUCH_SCORES}), with
-     * the properties that override each. Figures from two machines compare only beside this line.
+     * read a touched tile or rows ahead ({@code Gemm.TOUCH_SCORES}), with the properties that override each, marked
+     * "-D" where one did and "measured" where {@code mla tune}'s file decided ({@link KernelChoices}). Figures from two
+     * machines compare only beside this line.
      */
     public static String kernelChoice() {
         if (!available()) return "kernels: java-fast unavailable (no jdk.incubator.vector in this JVM)";
         String vendor = Vec.cpuVendor(), family = Vec.cpuInfo("cpu family"), model = Vec.cpuInfo("model");
         String cpu = vendor.isEmpty() ? "CPU not named by /proc/cpuinfo" : vendor + " family " + family + " model " + model;
-        return "kernels: java-fast on " + cpu + ": " + Vec.F.vectorBitSize() + "-bit vectors, "
+        String line = "kernels: java-fast on " + cpu + ": " + Vec.F.vectorBitSize() + "-bit vectors, "
                 + (Gemm.REGS32 ? "32" : "16") + "-register blocks (tornadomla.fast.registers), tiles "
-                + (Vec.TOUCH ? "touched" : "not touched") + " before the values (tornadomla.fast.touch), 16 heads' scores on "
-                + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (tornadomla.fast.halfScores), "
-                + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (tornadomla.fast.touchScores), "
-                + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (tornadomla.fast.absorbStrips), "
-                + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles") + " (tornadomla.fast.valuesRuns)";
+                + (Vec.TOUCH ? "touched" : "not touched") + " before the values (" + from("tornadomla.fast.touch") + "), 16 heads' scores on "
+                + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (" + from("tornadomla.fast.halfScores") + "), "
+                + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (" + from("tornadomla.fast.touchScores") + "), "
+                + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (" + from("tornadomla.fast.absorbStrips") + "), "
+                + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles")
+                + " (" + from("tornadomla.fast.valuesRuns") + ")";
+        if (KernelChoices.measured() != null) line += "; \"measured\": by mla tune on this machine, " + KernelChoices.measured() + ", " + KernelChoices.file();
+        if (KernelChoices.ignored() != null) line += "; ignored: " + KernelChoices.ignored();
+        return line;
+    }
+
+    /**
+     * The kernel choices this JVM runs with ({@link KernelChoices#TUNED}'s properties → their values), and two facts they
+     * depend on: "vectorBits" and "regs32" (as 512 → true). For {@code mla tune}'s probes.
+     */
+    public static Map<String, Object> choicesInEffect() {
+        if (!available()) throw new MlaException("the java-fast kernels need the JDK's Vector API (--add-modules jdk.incubator.vector)");
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tornadomla.fast.touch", Vec.TOUCH);
+        m.put("tornadomla.fast.valuesRuns", FastAttention.VALUES_RUN > 1);
+        m.put("tornadomla.fast.absorbStrips", FastAbsorb.STRIPS);
+        m.put("tornadomla.fast.halfScores", Gemm.HALF_SCORES);
+        m.put("tornadomla.fast.touchScores", Gemm.TOUCH_SCORES);
+        m.put("vectorBits", Vec.F.vectorBitSize());
+        m.put("regs32", Gemm.REGS32);
+        return m;
+    }
+
+    /** A choice's property, with "-D" or "measured" after it where the machine's default was not what decided it. */
+    private static String from(String property) {
+        String o = KernelChoices.origin(property);
+        return o.equals("machine") ? property : property + ", " + o;
     }
 
     /** The reference kernels java-fast replaces, each with its Vector API version. */

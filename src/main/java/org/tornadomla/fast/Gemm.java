@@ -143,10 +143,9 @@ final class Gemm {
      * two half-width head vectors need one broadcast per two FMAs at the same FLOPs per cycle. Where the FMA units are
      * 512 bits wide (Zen 5, Intel's AVX-512 cores) half-width vectors halve the peak, so this is on only for a Zen 4:
      * an AMD CPU of family 25 (Zen 3 and Zen 4) with 512-bit vectors (Zen 3 has none). {@code
-     * -Dtornadomla.fast.halfScores=true|false} overrides it, for A/B runs on one machine.
+     * -Dtornadomla.fast.halfScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean HALF_SCORES = Vec.choice("tornadomla.fast.halfScores",
-            F.vectorBitSize() >= 512 && "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")));
+    static final boolean HALF_SCORES = Vec.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores(F.vectorBitSize()));
     /**
      * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
      * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At
@@ -155,9 +154,9 @@ final class Gemm {
      * against 2.87–3.52 ms; at T4096, where the cache stays in the L3, both were level. On where {@link Vec#TOUCH} is on
      * and the FMA units are 512 bits wide: an AMD CPU with 32 registers and no {@link #HALF_SCORES} (a Zen 5; the Zen 4
      * and the Intel Xeon keep the read-ahead, as measured there). {@code -Dtornadomla.fast.touchScores=true|false}
-     * overrides it.
+     * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean TOUCH_SCORES = Vec.choice("tornadomla.fast.touchScores", Vec.TOUCH && REGS32 && !HALF_SCORES);
+    static final boolean TOUCH_SCORES = Vec.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES));
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();

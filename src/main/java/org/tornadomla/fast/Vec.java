@@ -71,29 +71,20 @@ final class Vec {
         return val.reinterpretAsInts().or(v.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats();
     }
 
-    /** The fields of the first processor in /proc/cpuinfo, read once (before the choices that read it); empty without the file. */
-    private static final java.util.Map<String, String> CPU = readCpuInfo();
-
     /**
      * Whether kernels touch a tile or a block of weights in order ({@link #touch}) before they walk it in another
      * order. On an AMD Zen 5 the prefetchers fell behind 64 cached rows read 64 columns at a time and the touch made
      * the values faster (B1 H128 1.51 → 1.45 ms, H16 1.36–1.42 → 1.09–1.13); on an Intel Xeon (AVX-512, 2 MB L2 a core)
      * the same reads kept up without it and the touch, a pass that waits on memory with nothing to overlap it, cost more
      * than it saved (docs/cpu-kernels.md §7). From the CPU's vendor ({@code /proc/cpuinfo}; touch where it cannot be
-     * read); {@code -Dtornadomla.fast.touch=true|false} overrides it, for A/B runs on one machine.
+     * read), unless {@code mla tune} measured it on this machine; {@code -Dtornadomla.fast.touch=true|false} overrides
+     * both ({@link KernelChoices}).
      */
-    static final boolean TOUCH = choice("tornadomla.fast.touch", !"GenuineIntel".equals(cpuVendor()));
+    static final boolean TOUCH = choice("tornadomla.fast.touch", KernelChoices.autoTouch());
 
-    /**
-     * A kernel choice: the system property's value where it is "true" or "false" (A/B runs on one machine), else what
-     * the machine suggests. Any other value is ignored: a bad -D switch must not stop the backend's classes loading.
-     */
+    /** A kernel choice: see {@link KernelChoices#choice(String, boolean)}. */
     static boolean choice(String property, boolean auto) {
-        return switch (System.getProperty(property, "")) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> auto;
-        };
+        return KernelChoices.choice(property, auto);
     }
 
     /** The vendor_id line of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD"), or "" where there is none. */
@@ -103,20 +94,7 @@ final class Vec {
 
     /** A field of the first processor in /proc/cpuinfo ("vendor_id", "cpu family", "model"), or "" where there is none. */
     static String cpuInfo(String field) {
-        return CPU.getOrDefault(field, "");
-    }
-
-    private static java.util.Map<String, String> readCpuInfo() {
-        java.util.Map<String, String> fields = new java.util.HashMap<>();
-        try (java.io.BufferedReader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of("/proc/cpuinfo"))) {
-            for (String l; (l = r.readLine()) != null && !l.isBlank(); ) {    // a blank line ends the first processor
-                int colon = l.indexOf(':');
-                if (colon > 0) fields.putIfAbsent(l.substring(0, colon).strip(), l.substring(colon + 1).strip());
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            // not Linux, or unreadable: no fields
-        }
-        return java.util.Map.copyOf(fields);
+        return KernelChoices.cpuInfo(field);
     }
 
     /** Where {@link #touch} leaves its sum, so that the JIT keeps the loads. */

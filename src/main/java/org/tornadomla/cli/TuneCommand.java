@@ -1,0 +1,343 @@
+package org.tornadomla.cli;
+
+import org.tornadomla.MlaException;
+import org.tornadomla.fast.KernelChoices;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code mla tune}: measures java-fast's kernel choices ({@link KernelChoices#TUNED}) on this machine and saves the
+ * faster setting of each, which java-fast then uses on this machine from the next JVM on. Each choice is timed both
+ * ways in alternating fresh JVMs ({@link TuneProbeCommand}: the choices are read once, when the kernels' classes
+ * load), on the decode shapes where it was seen to matter; the other setting replaces the machine's default only
+ * where it is at least {@link #MARGIN} faster in the median round and faster in most rounds, so the noise of a shared
+ * host does not flip a choice.
+ */
+@Command(name = "tune", mixinStandardHelpOptions = true,
+        description = {"Measure java-fast's kernel choices on this machine (each one both ways, in alternating fresh JVMs, on "
+                + "the decode shapes it matters for) and save the faster settings, which java-fast then uses on this machine. "
+                + "About 5 minutes on 2 cores with the defaults.",
+                "Without a file of measured choices java-fast decides from the CPU's vendor and family. The file names the "
+                        + "CPU and the vector width, and is ignored on any other machine; -Dtornadomla.fast.choices=none "
+                        + "ignores it, -Dtornadomla.fast.<choice>=true|false overrides one line."})
+public final class TuneCommand implements Callable<Integer> {
+    /** How much faster the other setting must be, median over the rounds, to replace the machine's default. */
+    static final double MARGIN = 1.03;
+
+    /** The decode shapes (f32 cache) each choice is timed on: where it was measured to matter (docs/cpu-kernels.md). */
+    static final Map<String, List<String>> SHAPES = Map.of(
+            "tornadomla.fast.touch", List.of("1x128x4096:absorbed", "1x16x16384:absorbed"),
+            "tornadomla.fast.valuesRuns", List.of("1x128x4096:absorbed", "1x128x4096:tiled"),
+            "tornadomla.fast.absorbStrips", List.of("1x128x4096:absorbed"),
+            "tornadomla.fast.halfScores", List.of("1x16x16384:absorbed"),
+            "tornadomla.fast.touchScores", List.of("1x16x16384:absorbed"));
+
+    @Option(names = "--rounds", defaultValue = "3", description = "rounds per choice, each timing both settings (default: ${DEFAULT-VALUE}; 1 with --quick)")
+    int rounds;
+
+    @Option(names = "--budget-ms", description = "timed milliseconds per shape in each JVM, after its warm-up (default: 1000; 300 with --quick)")
+    Double budgetMs;
+
+    @Option(names = "--choices", split = ",", description = "only these choices (default: all): touch, valuesRuns, absorbStrips, "
+            + "halfScores, touchScores; the others keep what the file says")
+    List<String> choices;
+
+    @Option(names = "--output", description = "the file to write (default: the one java-fast reads, ~/.cache/tornadomla/"
+            + "java-fast-choices.properties, or $XDG_CACHE_HOME/tornadomla/…, or -Dtornadomla.fast.choices)")
+    Path output;
+
+    @Option(names = "--dry-run", description = "measure and print, write nothing")
+    boolean dryRun;
+
+    @Option(names = "--show", description = "print the choices this JVM runs with and where each comes from; measure nothing")
+    boolean show;
+
+    @Option(names = "--quick", description = "one round, shorter timings and a quarter of the contexts: to try the command (about a "
+            + "minute), not to decide; writes no file unless --output names one")
+    boolean quick;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** One probe JVM's report. */
+    record Probe(String signature, Map<String, String> choices, Map<String, Double> ms) {
+    }
+
+    /** One choice's outcome: the machine's default, the other setting's score ratio per round, and what was chosen. */
+    record Verdict(boolean incumbent, double[] defaultMs, double[] otherMs, double medianRatio, int otherWins, boolean chosen) {
+    }
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        if (!org.tornadomla.fast.FastExecutor.available()) {
+            throw new MlaException("java-fast needs the JDK's Vector API: run mla tune as ./mla tune, or add --add-modules jdk.incubator.vector");
+        }
+        if (show) {
+            show(out);
+            return 0;
+        }
+        int r = quick ? 1 : rounds;
+        double budget = budgetMs != null ? budgetMs : quick ? 300 : 1000;
+        if (r < 1 || r > 20) throw new MlaException("--rounds must be 1 to 20, found " + rounds);
+        if (budget < 50 || budget > 60_000) throw new MlaException("--budget-ms must be 50 to 60000, found " + budget);
+        List<String> todo = todo();
+        Path file = output != null ? output : KernelChoices.file();
+        if (file == null && !dryRun) {
+            throw new MlaException("no file to write: -D" + KernelChoices.FILE_PROPERTY + "=none (give --output FILE, or --dry-run)");
+        }
+        KernelChoices.Saved before = file != null ? existing(file) : null;
+
+        out.printf("mla tune: each choice timed both ways in %d round%s of fresh JVMs, %.0f ms per shape after the warm-up%n",
+                r, r == 1 ? "" : "s", budget);
+        Probe base = probe(Map.of(), List.of(), budget, out);
+        String signature = base.signature();
+        int vectorBits = Integer.parseInt(base.choices().get("vectorBits"));
+        boolean regs32 = Boolean.parseBoolean(base.choices().get("regs32"));
+        out.printf("machine: %s%n", signature);
+        boolean sameMachine = before != null && before.signature().equals(signature);
+        Map<String, Boolean> decided = new LinkedHashMap<>();
+        Map<String, Boolean> measured = new LinkedHashMap<>();
+        List<String> rows = new ArrayList<>();
+        for (String c : KernelChoices.TUNED) {
+            String name = shortName(c);
+            if (!todo.contains(c)) {
+                // kept from the file where it was measured here before, else the machine's default for what was decided
+                if (sameMachine && before.choices().containsKey(c)) {
+                    decided.put(c, before.choices().get(c));
+                    measured.put(c, before.choices().get(c));
+                }
+                continue;
+            }
+            String skip = notApplicable(c, vectorBits, regs32, decided);
+            if (skip != null) {
+                out.printf("%-13s not measured: %s%n", name, skip);
+                continue;
+            }
+            boolean incumbent = KernelChoices.auto(c, withDefaults(decided, vectorBits, regs32), vectorBits, regs32);
+            List<String> shapes = scaled(SHAPES.get(c));
+            double[] def = new double[r], other = new double[r];
+            for (int k = 0; k < r; k++) {
+                boolean[] order = k % 2 == 0 ? new boolean[] {incumbent, !incumbent} : new boolean[] {!incumbent, incumbent};
+                for (boolean v : order) {
+                    Map<String, Boolean> props = new LinkedHashMap<>(decided);
+                    props.put(c, v);
+                    Probe p = probe(props, shapes, budget, out);
+                    double score = geometricMean(shapes.stream().mapToDouble(s -> p.ms().get(s)).toArray());
+                    if (v == incumbent) def[k] = score;
+                    else other[k] = score;
+                    out.printf("  %-13s %-5s round %d/%d: %s%n", name, v, k + 1, r, describe(shapes, p));
+                    out.flush();
+                }
+            }
+            Verdict verdict = decide(incumbent, def, other);
+            decided.put(c, verdict.chosen());
+            measured.put(c, verdict.chosen());
+            String line = String.format(Locale.ROOT, "%-13s default %-5s: %s ms; %-5s: %s ms; median ratio %.3f, faster in %d of %d -> %s%s",
+                    name, incumbent, fmt(def), !incumbent, fmt(other), verdict.medianRatio(), verdict.otherWins(), r,
+                    verdict.chosen(), verdict.chosen() == incumbent ? " (the default)" : " (measured faster)");
+            out.println(line);
+            rows.add(line);
+        }
+        out.println();
+        out.println("java-fast's kernel choices on this machine (ms: geometric mean of the shapes' median step, per round):");
+        rows.forEach(l -> out.println("  " + l));
+        if (measured.isEmpty()) {
+            out.println("nothing was measured: no file written");
+            return 0;
+        }
+        if (dryRun || quick && output == null) {
+            out.println(dryRun ? "--dry-run: no file written" : "--quick writes no file java-fast reads (one short round decides nothing); --output FILE writes one");
+            return 0;
+        }
+        String when = Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", " + r + " round" + (r == 1 ? "" : "s") + (quick ? ", --quick" : "");
+        KernelChoices.write(file, new KernelChoices.Saved(signature, when, Collections.unmodifiableMap(measured)));
+        if (before != null && !sameMachine) out.println("replaced the choices measured on another machine (" + before.signature() + ")");
+        out.println("wrote " + file + ": java-fast uses these choices on this machine from the next JVM on (delete the file to go back "
+                + "to the defaults)");
+        return 0;
+    }
+
+    /**
+     * The machine's default stays unless the other setting's median ratio (default ms / other ms, per round) is at
+     * least {@link #MARGIN} and it was faster in more than half of the rounds.
+     */
+    static Verdict decide(boolean incumbent, double[] defaultMs, double[] otherMs) {
+        int n = defaultMs.length, wins = 0;
+        double[] ratio = new double[n];
+        for (int k = 0; k < n; k++) {
+            ratio[k] = defaultMs[k] / otherMs[k];
+            if (otherMs[k] < defaultMs[k]) wins++;
+        }
+        double[] sorted = ratio.clone();
+        Arrays.sort(sorted);
+        double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        boolean switchTo = median >= MARGIN && 2 * wins > n;
+        return new Verdict(incumbent, defaultMs, otherMs, median, wins, switchTo != incumbent);
+    }
+
+    static double geometricMean(double[] v) {
+        double s = 0;
+        for (double x : v) s += Math.log(x);
+        return Math.exp(s / v.length);
+    }
+
+    /** Why a choice is not measured on this machine (its kernels do not run here), or null. */
+    static String notApplicable(String c, int vectorBits, boolean regs32, Map<String, Boolean> decided) {
+        return switch (c) {
+            case "tornadomla.fast.halfScores" -> vectorBits < 512 ? "the JVM's vectors are " + vectorBits + " bits (it splits 512-bit ones)" : null;
+            case "tornadomla.fast.touchScores" -> !regs32 ? "16-register blocks read rows ahead only"
+                    : Boolean.TRUE.equals(decided.get("tornadomla.fast.halfScores")) ? "16 heads' scores run on 256-bit halves here" : null;
+            default -> null;
+        };
+    }
+
+    /** The decided choices plus the machine's defaults for those not decided yet, in order (what auto() reads). */
+    private static Map<String, Boolean> withDefaults(Map<String, Boolean> decided, int vectorBits, boolean regs32) {
+        Map<String, Boolean> m = new LinkedHashMap<>();
+        for (String c : KernelChoices.TUNED) {
+            m.put(c, decided.containsKey(c) ? decided.get(c) : KernelChoices.auto(c, m, vectorBits, regs32));
+        }
+        return m;
+    }
+
+    private List<String> todo() {
+        if (choices == null) return KernelChoices.TUNED;
+        List<String> out = new ArrayList<>();
+        for (String s : choices) {
+            String full = s.startsWith("tornadomla.fast.") ? s : "tornadomla.fast." + s;
+            if (!KernelChoices.TUNED.contains(full)) {
+                throw new MlaException("--choices: unknown choice \"" + s + "\" (expected any of "
+                        + KernelChoices.TUNED.stream().map(TuneCommand::shortName).toList() + ")");
+            }
+            if (!out.contains(full)) out.add(full);
+        }
+        return out;
+    }
+
+    /** The file already at {@code file}: one of mla tune's (any machine), or none; anything else is refused, not overwritten. */
+    private KernelChoices.Saved existing(Path file) {
+        if (Files.isDirectory(file)) throw new MlaException(file + " is a folder: expected the file of measured choices");
+        if (!Files.exists(file)) return null;
+        try {
+            return KernelChoices.read(file);
+        } catch (MlaException e) {
+            if (dryRun) return null;
+            throw new MlaException(e.getMessage() + "; it is not overwritten (move it, or give --output)");
+        }
+    }
+
+    /** --quick's shapes: a quarter of each context. */
+    private List<String> scaled(List<String> shapes) {
+        if (!quick) return shapes;
+        return shapes.stream().map(s -> {
+            String[] pf = s.split(":"), n = pf[0].split("x");
+            return n[0] + "x" + n[1] + "x" + Integer.parseInt(n[2]) / 4 + ":" + pf[1];
+        }).toList();
+    }
+
+    static String shortName(String property) {
+        return property.substring("tornadomla.fast.".length());
+    }
+
+    private static String fmt(double[] v) {
+        return String.join("/", Arrays.stream(v).mapToObj(x -> String.format(Locale.ROOT, "%.3f", x)).toList());
+    }
+
+    private static String describe(List<String> shapes, Probe p) {
+        return String.join(", ", shapes.stream().map(s -> label(s) + " " + String.format(Locale.ROOT, "%.3f ms", p.ms().get(s))).toList());
+    }
+
+    /** "1x128x4096:absorbed" as the bench labels it: "B1 H128 T4096 absorbed". */
+    static String label(String s) {
+        String[] pf = s.split(":"), n = pf[0].split("x");
+        return "B" + n[0] + " H" + n[1] + " T" + n[2] + " " + pf[1];
+    }
+
+    /**
+     * Runs one probe JVM: this JVM's java, class path and -XX options (a JVM held to AVX2 tunes AVX2's kernels), the
+     * Vector API, no file of measured choices, and {@code props} as system properties.
+     */
+    private Probe probe(Map<String, Boolean> props, List<String> shapes, double budget, PrintWriter out) throws IOException, InterruptedException {
+        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String cp = System.getProperty("java.class.path", "");
+        if (cp.isEmpty()) throw new MlaException("mla tune starts JVMs on this one's class path, and it has none (run it as ./mla tune)");
+        List<String> cmd = new ArrayList<>(List.of(java, "-Djava.awt.headless=true", "--add-modules", "jdk.incubator.vector"));
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("-XX:") || a.startsWith("-Xmx")) cmd.add(a);
+        }
+        cmd.add("-D" + KernelChoices.FILE_PROPERTY + "=none");
+        props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.addAll(List.of("-cp", cp, MlaCommand.class.getName(), "tune-probe", "--budget-ms", String.valueOf(budget)));
+        if (!shapes.isEmpty()) cmd.addAll(List.of("--shapes", String.join(",", shapes)));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        Thread reader = Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader br = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String l; (l = br.readLine()) != null; ) lines.add(l);
+            } catch (IOException e) {
+                // the process ended: what it printed is in lines
+            }
+        });
+        long limitS = 120 + (long) (shapes.size() * (budget / 1000 + 30));
+        if (!p.waitFor(limitS, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new MlaException("a probe JVM of mla tune did not finish within " + limitS + " s");
+        }
+        reader.join();
+        Map<String, String> choices = new LinkedHashMap<>();
+        Map<String, Double> ms = new LinkedHashMap<>();
+        String signature = null;
+        for (String l : lines) {
+            if (l.startsWith("signature ")) signature = l.substring("signature ".length());
+            else if (l.startsWith("choice ")) {
+                String[] f = l.split(" ");
+                if (f.length == 3) choices.put(f[1], f[2]);
+            } else if (l.startsWith("ms ")) {
+                String[] f = l.split(" ");
+                if (f.length == 3) ms.put(f[1], Double.parseDouble(f[2]));
+            }
+        }
+        if (p.exitValue() != 0 || signature == null || !ms.keySet().containsAll(shapes)) {
+            String why = lines.stream().filter(l -> l.startsWith("mla: ")).reduce((a, b) -> b)
+                    .orElse(lines.isEmpty() ? "no output" : lines.getLast());
+            throw new MlaException("a probe JVM of mla tune (" + props + ") failed with exit code " + p.exitValue() + ": " + why);
+        }
+        for (Map.Entry<String, Boolean> e : props.entrySet()) {
+            if (!String.valueOf(e.getValue()).equals(choices.get(e.getKey()))) {
+                throw new MlaException("a probe JVM of mla tune ran with " + e.getKey() + "=" + choices.get(e.getKey()) + ", not " + e.getValue());
+            }
+        }
+        return new Probe(signature, choices, ms);
+    }
+
+    private static void show(PrintWriter out) {
+        Path f = KernelChoices.file();
+        out.println("file of measured choices: " + (f == null ? "none (-D" + KernelChoices.FILE_PROPERTY + "=none)"
+                : f + (Files.exists(f) ? "" : " (not there: run mla tune to measure the choices)")));
+        if (KernelChoices.ignored() != null) out.println("ignored: " + KernelChoices.ignored());
+        if (KernelChoices.measured() != null) out.println("measured: " + KernelChoices.measured() + " " + KernelChoices.measuredChoices());
+        if (org.tornadomla.fast.FastExecutor.available()) out.println("this machine: " + KernelChoices.signature());
+        out.println(org.tornadomla.fast.FastExecutor.kernelChoice());
+    }
+}

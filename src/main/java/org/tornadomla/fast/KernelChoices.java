@@ -1,0 +1,259 @@
+package org.tornadomla.fast;
+
+import jdk.incubator.vector.FloatVector;
+import org.tornadomla.MlaException;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeSet;
+
+/**
+ * The kernel choices java-fast makes per machine, and where each comes from. A choice (touch a tile before the
+ * values walk it, runs of two tiles, …) is decided, in this order, by
+ * <ol>
+ *   <li>its system property, {@code -Dtornadomla.fast.touch=true|false} and the like (A/B runs on one machine);</li>
+ *   <li>the file {@code mla tune} wrote after measuring both settings on this machine ({@link #file()}), where the
+ *   file names this CPU and this JVM's vector width ({@link #signature()}): a file from another machine is
+ *   ignored, and so is a file with a line this class does not know, as a whole;</li>
+ *   <li>what the CPU's vendor and family suggest, as measured on the machines the project has run on
+ *   (docs/cpu-kernels.md).</li>
+ * </ol>
+ * The kernels read the choices once, when their classes load: a file written later applies to the next JVM.
+ */
+public final class KernelChoices {
+    private KernelChoices() {
+    }
+
+    /** The choices {@code mla tune} measures, in the order it measures them (later ones depend on earlier ones). */
+    public static final List<String> TUNED = List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns",
+            "tornadomla.fast.absorbStrips", "tornadomla.fast.halfScores", "tornadomla.fast.touchScores");
+
+    /** The system property that names the file of measured choices, or "none" for no file. */
+    public static final String FILE_PROPERTY = "tornadomla.fast.choices";
+
+    /** The fields of the first processor in /proc/cpuinfo, read once; empty without the file. */
+    private static final Map<String, String> CPU = readCpuInfo();
+
+    /** The file's choices that apply here, read once (empty where there is none, or it was ignored). */
+    private static final Loaded LOADED = load(file(), signature());
+
+    /** What {@link #load} found: the choices that apply, when they were measured, and why a file was ignored (or null). */
+    record Loaded(Map<String, Boolean> choices, String measured, String ignored) {
+    }
+
+    /**
+     * A choice: the system property's value where it is "true" or "false", else the measured value from {@link
+     * #file()}, else {@code auto}. Any other property value is ignored: a bad -D switch must not stop the backend's
+     * classes loading.
+     */
+    static boolean choice(String property, boolean auto) {
+        return choice(property, auto, LOADED.choices());
+    }
+
+    /** {@link #choice(String, boolean)} over the given measured choices. */
+    static boolean choice(String property, boolean auto, Map<String, Boolean> measured) {
+        return switch (System.getProperty(property, "")) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> measured.getOrDefault(property, auto);
+        };
+    }
+
+    /** Where each choice came from: "-D", "measured" (by {@code mla tune}) or "machine" (vendor and family). */
+    static String origin(String property) {
+        String v = System.getProperty(property, "");
+        if (v.equals("true") || v.equals("false")) return "-D";
+        return LOADED.choices().containsKey(property) ? "measured" : "machine";
+    }
+
+    /**
+     * The file of measured choices: {@code -Dtornadomla.fast.choices=FILE}, else {@code
+     * $XDG_CACHE_HOME/tornadomla/java-fast-choices.properties}, else the same under {@code ~/.cache}; null with
+     * {@code -Dtornadomla.fast.choices=none}.
+     */
+    public static Path file() {
+        String p = System.getProperty(FILE_PROPERTY, "");
+        if (p.equals("none")) return null;
+        if (!p.isEmpty()) return Path.of(p);
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home", "."), ".cache");
+        return base.resolve("tornadomla").resolve("java-fast-choices.properties");
+    }
+
+    /**
+     * This machine as a file of measured choices must name it: the CPU's vendor, family, model and model name from
+     * /proc/cpuinfo, the vector width this JVM chose (a JVM held to AVX2 runs other kernels) and the processors it
+     * sees.
+     */
+    public static String signature() {
+        return cpuInfo("vendor_id") + " | family " + cpuInfo("cpu family") + " | model " + cpuInfo("model") + " | "
+                + cpuInfo("model name") + " | " + FloatVector.SPECIES_PREFERRED.vectorBitSize() + "-bit vectors | "
+                + Runtime.getRuntime().availableProcessors() + " processors";
+    }
+
+    /** When the choices in use were measured (the file's "measured" line), or null where none came from a file. */
+    public static String measured() {
+        return LOADED.choices().isEmpty() ? null : LOADED.measured();
+    }
+
+    /** Why the file of measured choices was not used (it exists but is unreadable, corrupt or of another machine), or null. */
+    public static String ignored() {
+        return LOADED.ignored();
+    }
+
+    /** The measured choices in use (property → value), in {@link #TUNED}'s order. */
+    public static Map<String, Boolean> measuredChoices() {
+        return LOADED.choices();
+    }
+
+    /** What a file of {@code mla tune} holds: the machine it was measured on, when, and the choices. */
+    public record Saved(String signature, String measured, Map<String, Boolean> choices) {
+    }
+
+    /**
+     * Reads a file {@code mla tune} wrote. An {@link MlaException} names what is wrong where it cannot be read, has no
+     * signature line (it is not such a file), or has a line other than signature, measured and {@link #TUNED}'s
+     * choices, or a choice other than true or false.
+     */
+    public static Saved read(Path file) {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            p.load(r);
+        } catch (IOException | RuntimeException e) {
+            throw new MlaException(file + " could not be read as a file of mla tune (" + e.getMessage() + ")");
+        }
+        return parse(p, file.toString());
+    }
+
+    static Saved parse(Properties p, String name) {
+        String sig = p.getProperty("signature");
+        if (sig == null) throw new MlaException(name + " has no signature line: not a file of mla tune");
+        for (String key : new TreeSet<>(p.stringPropertyNames())) {
+            if (key.equals("signature") || key.equals("measured")) continue;
+            if (!TUNED.contains(key)) throw new MlaException(name + " has an unknown line \"" + key + "\" (expected signature, measured or one of " + TUNED + ")");
+            String v = p.getProperty(key).strip();
+            if (!v.equals("true") && !v.equals("false")) throw new MlaException(name + ": " + key + " must be true or false, found \"" + v + "\"");
+        }
+        Map<String, Boolean> out = new LinkedHashMap<>();
+        for (String key : TUNED) {
+            if (p.getProperty(key) != null) out.put(key, Boolean.parseBoolean(p.getProperty(key).strip()));
+        }
+        return new Saved(sig, p.getProperty("measured", "?"), Collections.unmodifiableMap(out));
+    }
+
+    /** The choices of {@code file} if it was measured on the machine {@code signature} names; else none, and why. */
+    static Loaded load(Path file, String signature) {
+        if (file == null || !Files.exists(file)) return new Loaded(Map.of(), null, null);
+        try {
+            Saved s = read(file);
+            if (!s.signature().equals(signature)) {
+                return new Loaded(Map.of(), null, file + " was measured on another machine: expected \"" + signature + "\", found \"" + s.signature() + "\"");
+            }
+            return new Loaded(s.choices(), s.measured(), null);
+        } catch (MlaException e) {
+            return new Loaded(Map.of(), null, e.getMessage());
+        }
+    }
+
+    /**
+     * Writes a file of measured choices in one step (a temporary file beside it, then moved over it), so that a JVM
+     * starting meanwhile reads the old file or the new one, never half of one.
+     */
+    public static void write(Path file, Saved saved) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        StringBuilder b = new StringBuilder("# java-fast's kernel choices, measured on this machine by `mla tune`. Delete this file to go back to\n"
+                + "# the defaults of the CPU's vendor and family; -Dtornadomla.fast.<choice>=true|false overrides a line.\n");
+        b.append("signature=").append(escape(saved.signature())).append('\n');
+        b.append("measured=").append(escape(saved.measured())).append('\n');
+        saved.choices().forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
+        Path tmp = Files.createTempFile(dir, ".java-fast-choices", ".tmp");
+        try {
+            Files.writeString(tmp, b, StandardCharsets.UTF_8);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** A value as Properties.load reads it back: backslashes doubled, a leading blank kept. */
+    private static String escape(String v) {
+        String e = v.replace("\\", "\\\\");
+        return e.startsWith(" ") ? "\\" + e : e;
+    }
+
+    // ---- what the machine suggests for each choice (the defaults mla tune measures against) ----
+
+    /**
+     * Touch a tile in order before the values walk it (Vec.TOUCH): everywhere but on an Intel CPU, where the
+     * values' own reads kept the prefetchers busy (docs/cpu-kernels.md §7).
+     */
+    static boolean autoTouch() {
+        return !"GenuineIntel".equals(cpuInfo("vendor_id"));
+    }
+
+    /** 16 heads' scores on 256-bit halves (Gemm.HALF_SCORES): an AMD family 25 CPU (Zen 4) with 512-bit vectors. */
+    static boolean autoHalfScores(int vectorBits) {
+        return vectorBits >= 512 && "AuthenticAMD".equals(cpuInfo("vendor_id")) && "25".equals(cpuInfo("cpu family"));
+    }
+
+    /** The values and the tiled path over runs of two tiles (FastAttention.VALUES_RUN): where tiles are touched. */
+    static boolean autoValuesRuns(boolean touch) {
+        return touch;
+    }
+
+    /**
+     * A tile touched before 16 heads' scores (Gemm.TOUCH_SCORES): where tiles are touched, the blocks have 32 registers
+     * and the scores run on full 512-bit vectors (a Zen 5).
+     */
+    static boolean autoTouchScores(boolean touch, boolean regs32, boolean halfScores) {
+        return touch && regs32 && !halfScores;
+    }
+
+    /**
+     * What the machine suggests for {@code property} given the values already chosen for the others (the default
+     * {@code mla tune} measures the other setting against), for a JVM with {@code vectorBits}-bit vectors and
+     * {@code regs32} register blocks.
+     */
+    public static boolean auto(String property, Map<String, Boolean> chosen, int vectorBits, boolean regs32) {
+        return switch (property) {
+            case "tornadomla.fast.touch" -> autoTouch();
+            case "tornadomla.fast.valuesRuns" -> autoValuesRuns(chosen.get("tornadomla.fast.touch"));
+            case "tornadomla.fast.absorbStrips" -> autoAbsorbStrips();
+            case "tornadomla.fast.halfScores" -> autoHalfScores(vectorBits);
+            case "tornadomla.fast.touchScores" -> autoTouchScores(chosen.get("tornadomla.fast.touch"), regs32, chosen.get("tornadomla.fast.halfScores"));
+            default -> throw new IllegalArgumentException("not a kernel choice: " + property);
+        };
+    }
+
+    /** One row's absorb_q in strips (FastAbsorb.STRIPS): an AMD family 26 CPU (Zen 5). */
+    static boolean autoAbsorbStrips() {
+        return "AuthenticAMD".equals(cpuInfo("vendor_id")) && "26".equals(cpuInfo("cpu family"));
+    }
+
+    /** A field of the first processor in /proc/cpuinfo ("vendor_id", "cpu family", "model"), or "" where there is none. */
+    static String cpuInfo(String field) {
+        return CPU.getOrDefault(field, "");
+    }
+
+    private static Map<String, String> readCpuInfo() {
+        Map<String, String> fields = new java.util.HashMap<>();
+        try (java.io.BufferedReader r = Files.newBufferedReader(Path.of("/proc/cpuinfo"))) {
+            for (String l; (l = r.readLine()) != null && !l.isBlank(); ) {    // a blank line ends the first processor
+                int colon = l.indexOf(':');
+                if (colon > 0) fields.putIfAbsent(l.substring(0, colon).strip(), l.substring(colon + 1).strip());
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or unreadable: no fields
+        }
+        return Map.copyOf(fields);
+    }
+}
