@@ -38,8 +38,9 @@ import java.util.concurrent.TimeUnit;
                 + "the decode shapes it matters for) and save the faster settings, which java-fast then uses on this machine. "
                 + "About 5 minutes on 2 cores with the defaults.",
                 "Without a file of measured choices java-fast decides from the CPU's vendor and family. The file names the "
-                        + "CPU and the vector width, and is ignored on any other machine; -Dtornadomla.fast.choices=none "
-                        + "ignores it, -Dtornadomla.fast.<choice>=true|false overrides one line."})
+                        + "CPU, the vector width and the processors, and is ignored by a JVM that sees others; "
+                        + "-Dtornadomla.fast.choices=none ignores it, -Dtornadomla.fast.<choice>=true|false overrides one line (and "
+                        + "the lines that follow that choice then give way to the rules)."})
 public final class TuneCommand implements Callable<Integer> {
     /** How much faster the other setting must be, median over the rounds, to replace the machine's default. */
     static final double MARGIN = 1.03;
@@ -52,14 +53,15 @@ public final class TuneCommand implements Callable<Integer> {
             "tornadomla.fast.halfScores", List.of("1x16x16384:absorbed"),
             "tornadomla.fast.touchScores", List.of("1x16x16384:absorbed"));
 
-    @Option(names = "--rounds", defaultValue = "3", description = "rounds per choice, each timing both settings (default: ${DEFAULT-VALUE}; 1 with --quick)")
-    int rounds;
+    @Option(names = "--rounds", description = "rounds per choice, each timing both settings (default: 3; 1 with --quick)")
+    Integer rounds;
 
     @Option(names = "--budget-ms", description = "timed milliseconds per shape in each JVM, after its warm-up (default: 1000; 300 with --quick)")
     Double budgetMs;
 
     @Option(names = "--choices", split = ",", description = "only these choices (default: all): touch, valuesRuns, absorbStrips, "
-            + "halfScores, touchScores; the others keep what the file says")
+            + "halfScores, touchScores, and the ones that follow them (touch: valuesRuns and touchScores; halfScores: touchScores); "
+            + "the others keep the file's lines where it was measured on this machine")
     List<String> choices;
 
     @Option(names = "--output", description = "the file to write (default: the one java-fast reads, ~/.cache/tornadomla/"
@@ -97,39 +99,44 @@ public final class TuneCommand implements Callable<Integer> {
             show(out);
             return 0;
         }
-        int r = quick ? 1 : rounds;
+        int r = rounds != null ? rounds : quick ? 1 : 3;
         double budget = budgetMs != null ? budgetMs : quick ? 300 : 1000;
-        if (r < 1 || r > 20) throw new MlaException("--rounds must be 1 to 20, found " + rounds);
+        if (r < 1 || r > 20) throw new MlaException("--rounds must be 1 to 20, found " + r);
         if (budget < 50 || budget > 60_000) throw new MlaException("--budget-ms must be 50 to 60000, found " + budget);
-        List<String> todo = todo();
+        List<String> todo = withDependents(todo());
+        boolean write = !dryRun && !(quick && output == null);
         Path file = output != null ? output : KernelChoices.file();
-        if (file == null && !dryRun) {
+        if (write && file == null) {
             throw new MlaException("no file to write: -D" + KernelChoices.FILE_PROPERTY + "=none (give --output FILE, or --dry-run)");
         }
-        KernelChoices.Saved before = file != null ? existing(file) : null;
+        // the file already there: the lines to keep (--choices), and whether it may be replaced, checked before any timing
+        KernelChoices.Saved before = file != null ? existing(file, write) : null;
+        if (write) checkWritable(file);
+        warnings(out);
 
         out.printf("mla tune: each choice timed both ways in %d round%s of fresh JVMs, %.0f ms per shape after the warm-up%n",
                 r, r == 1 ? "" : "s", budget);
-        Probe base = probe(Map.of(), List.of(), budget, out);
+        Probe base = probe(Map.of(), List.of(), budget);
         String signature = base.signature();
         int vectorBits = Integer.parseInt(base.choices().get("vectorBits"));
         boolean regs32 = Boolean.parseBoolean(base.choices().get("regs32"));
         out.printf("machine: %s%n", signature);
         boolean sameMachine = before != null && before.signature().equals(signature);
+        // the choices not timed now keep the file's line (measured here before) and go to every probe as they are
         Map<String, Boolean> decided = new LinkedHashMap<>();
-        Map<String, Boolean> measured = new LinkedHashMap<>();
-        List<String> rows = new ArrayList<>();
+        List<String> kept = new ArrayList<>();
         for (String c : KernelChoices.TUNED) {
-            String name = shortName(c);
-            if (!todo.contains(c)) {
-                // kept from the file where it was measured here before, else the machine's default for what was decided
-                if (sameMachine && before.choices().containsKey(c)) {
-                    decided.put(c, before.choices().get(c));
-                    measured.put(c, before.choices().get(c));
-                }
-                continue;
+            if (!todo.contains(c) && sameMachine && before.choices().containsKey(c)) {
+                decided.put(c, before.choices().get(c));
+                kept.add(shortName(c) + "=" + before.choices().get(c));
             }
-            String skip = notApplicable(c, vectorBits, regs32, decided);
+        }
+        if (!kept.isEmpty()) out.printf("kept from %s (measured %s): %s%n", file, before.measured(), String.join(", ", kept));
+        List<String> rows = new ArrayList<>(), timed = new ArrayList<>();
+        for (String c : KernelChoices.TUNED) {
+            if (!todo.contains(c)) continue;
+            String name = shortName(c);
+            String skip = notApplicable(c, vectorBits, regs32, withDefaults(decided, vectorBits, regs32));
             if (skip != null) {
                 out.printf("%-13s not measured: %s%n", name, skip);
                 continue;
@@ -142,7 +149,7 @@ public final class TuneCommand implements Callable<Integer> {
                 for (boolean v : order) {
                     Map<String, Boolean> props = new LinkedHashMap<>(decided);
                     props.put(c, v);
-                    Probe p = probe(props, shapes, budget, out);
+                    Probe p = probe(props, shapes, budget);
                     double score = geometricMean(shapes.stream().mapToDouble(s -> p.ms().get(s)).toArray());
                     if (v == incumbent) def[k] = score;
                     else other[k] = score;
@@ -152,7 +159,7 @@ public final class TuneCommand implements Callable<Integer> {
             }
             Verdict verdict = decide(incumbent, def, other);
             decided.put(c, verdict.chosen());
-            measured.put(c, verdict.chosen());
+            timed.add(name);
             String line = String.format(Locale.ROOT, "%-13s default %-5s: %s ms; %-5s: %s ms; median ratio %.3f, faster in %d of %d -> %s%s",
                     name, incumbent, fmt(def), !incumbent, fmt(other), verdict.medianRatio(), verdict.otherWins(), r,
                     verdict.chosen(), verdict.chosen() == incumbent ? " (the default)" : " (measured faster)");
@@ -162,20 +169,79 @@ public final class TuneCommand implements Callable<Integer> {
         out.println();
         out.println("java-fast's kernel choices on this machine (ms: geometric mean of the shapes' median step, per round):");
         rows.forEach(l -> out.println("  " + l));
-        if (measured.isEmpty()) {
+        if (!kept.isEmpty()) out.println("  kept: " + String.join(", ", kept));
+        if (timed.isEmpty()) {
             out.println("nothing was measured: no file written");
             return 0;
         }
-        if (dryRun || quick && output == null) {
+        if (!write) {
             out.println(dryRun ? "--dry-run: no file written" : "--quick writes no file java-fast reads (one short round decides nothing); --output FILE writes one");
             return 0;
         }
-        String when = Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", " + r + " round" + (r == 1 ? "" : "s") + (quick ? ", --quick" : "");
-        KernelChoices.write(file, new KernelChoices.Saved(signature, when, Collections.unmodifiableMap(measured)));
+        // every choice is written as the last probes ran it, the ones not timed at the rule's setting, so that a JVM
+        // applies the file only where the choices a measured one depends on are as they were (KernelChoices.choice)
+        String when = Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", " + r + " round" + (r == 1 ? "" : "s") + (quick ? ", --quick" : "")
+                + ": timed " + String.join(", ", timed) + (kept.isEmpty() ? "" : "; kept " + String.join(", ", kept) + " from " + before.measured());
+        try {
+            KernelChoices.write(file, new KernelChoices.Saved(signature, when, withDefaults(decided, vectorBits, regs32)));
+        } catch (IOException e) {
+            throw new MlaException("could not write " + file + " (" + e + "): nothing was written");
+        }
         if (before != null && !sameMachine) out.println("replaced the choices measured on another machine (" + before.signature() + ")");
-        out.println("wrote " + file + ": java-fast uses these choices on this machine from the next JVM on (delete the file to go back "
-                + "to the defaults)");
+        boolean readByDefault = file.toAbsolutePath().equals(defaultFile());
+        out.println("wrote " + file + (readByDefault
+                ? ": java-fast uses these choices on this machine from the next JVM on (delete the file to go back to the defaults)"
+                : ": java-fast reads it with -D" + KernelChoices.FILE_PROPERTY + "=" + file.toAbsolutePath() + " (MLA_JAVA_OPTS for ./mla)"));
         return 0;
+    }
+
+    /** The file a JVM reads by default (absolute), or null where -Dtornadomla.fast.choices=none. */
+    private static Path defaultFile() {
+        Path f = KernelChoices.file();
+        return f == null ? null : f.toAbsolutePath();
+    }
+
+    /** The choices that follow one in the rules (KernelChoices.auto): timing one means timing these again after it. */
+    static final Map<String, List<String>> DEPENDENTS = Map.of(
+            "tornadomla.fast.touch", List.of("tornadomla.fast.valuesRuns", "tornadomla.fast.touchScores"),
+            "tornadomla.fast.halfScores", List.of("tornadomla.fast.touchScores"));
+
+    /** {@code todo} with every choice that depends on one in it, in {@link KernelChoices#TUNED}'s order. */
+    static List<String> withDependents(List<String> todo) {
+        java.util.Set<String> all = new java.util.HashSet<>(todo);
+        for (String c : KernelChoices.TUNED) {
+            if (all.contains(c)) all.addAll(DEPENDENTS.getOrDefault(c, List.of()));
+        }
+        return KernelChoices.TUNED.stream().filter(all::contains).toList();
+    }
+
+    /** Fails now, before minutes of timing, where the file's folder cannot be made or written. */
+    private static void checkWritable(Path file) {
+        try {
+            Path dir = file.toAbsolutePath().getParent();
+            Files.createDirectories(dir);
+            Files.delete(Files.createTempFile(dir, ".java-fast-choices", ".check"));
+        } catch (IOException | RuntimeException e) {
+            throw new MlaException("cannot write " + file + " (" + e + "): give --output FILE in a folder you can write, or --dry-run");
+        }
+    }
+
+    /** What makes the timings less telling: other work on the CPUs, and this JVM's -D kernel switches, which the probes do not get. */
+    private static void warnings(PrintWriter out) {
+        try {
+            double load = Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+            int cpus = Runtime.getRuntime().availableProcessors();
+            if (load > 0.5 * cpus) {
+                out.printf(Locale.ROOT, "warning: the load average is %.1f on %d processors: other work is running, and the timings will be noisy%n", load, cpus);
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc/loadavg: nothing to say
+        }
+        for (String k : System.getProperties().stringPropertyNames()) {
+            if (k.startsWith("tornadomla.fast.") && !k.equals(KernelChoices.FILE_PROPERTY)) {
+                out.println("warning: -D" + k + " is not passed to the probes: they time the rules and the settings tried");
+            }
+        }
     }
 
     /**
@@ -235,14 +301,20 @@ public final class TuneCommand implements Callable<Integer> {
         return out;
     }
 
-    /** The file already at {@code file}: one of mla tune's (any machine), or none; anything else is refused, not overwritten. */
-    private KernelChoices.Saved existing(Path file) {
-        if (Files.isDirectory(file)) throw new MlaException(file + " is a folder: expected the file of measured choices");
+    /**
+     * The file already at {@code file}: one of mla tune's (any machine), or none. Where it is to be written, anything
+     * else there is refused, not overwritten; where it is not, an unreadable file only keeps no line.
+     */
+    private static KernelChoices.Saved existing(Path file, boolean write) {
+        if (Files.isDirectory(file)) {
+            if (!write) return null;
+            throw new MlaException(file + " is a folder: expected the file of measured choices");
+        }
         if (!Files.exists(file)) return null;
         try {
             return KernelChoices.read(file);
         } catch (MlaException e) {
-            if (dryRun) return null;
+            if (!write) return null;
             throw new MlaException(e.getMessage() + "; it is not overwritten (move it, or give --output)");
         }
     }
@@ -278,7 +350,7 @@ public final class TuneCommand implements Callable<Integer> {
      * Runs one probe JVM: this JVM's java, class path and -XX options (a JVM held to AVX2 tunes AVX2's kernels), the
      * Vector API, no file of measured choices, and {@code props} as system properties.
      */
-    private Probe probe(Map<String, Boolean> props, List<String> shapes, double budget, PrintWriter out) throws IOException, InterruptedException {
+    private Probe probe(Map<String, Boolean> props, List<String> shapes, double budget) throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         String cp = System.getProperty("java.class.path", "");
         if (cp.isEmpty()) throw new MlaException("mla tune starts JVMs on this one's class path, and it has none (run it as ./mla tune)");
@@ -302,7 +374,8 @@ public final class TuneCommand implements Callable<Integer> {
         long limitS = 120 + (long) (shapes.size() * (budget / 1000 + 30));
         if (!p.waitFor(limitS, TimeUnit.SECONDS)) {
             p.destroyForcibly();
-            throw new MlaException("a probe JVM of mla tune did not finish within " + limitS + " s");
+            throw new MlaException("a probe JVM of mla tune (" + props + ", " + shapes + ") did not finish within " + limitS + " s"
+                    + (lines.isEmpty() ? "" : "; its last line: " + lines.getLast()));
         }
         reader.join();
         Map<String, String> choices = new LinkedHashMap<>();
@@ -321,7 +394,8 @@ public final class TuneCommand implements Callable<Integer> {
         if (p.exitValue() != 0 || signature == null || !ms.keySet().containsAll(shapes)) {
             String why = lines.stream().filter(l -> l.startsWith("mla: ")).reduce((a, b) -> b)
                     .orElse(lines.isEmpty() ? "no output" : lines.getLast());
-            throw new MlaException("a probe JVM of mla tune (" + props + ") failed with exit code " + p.exitValue() + ": " + why);
+            throw new MlaException("a probe JVM of mla tune (" + props + ") " + (p.exitValue() != 0 ? "failed with exit code " + p.exitValue()
+                    : "ended without a " + (signature == null ? "signature" : "time for every shape of " + shapes)) + ": " + why);
         }
         for (Map.Entry<String, Boolean> e : props.entrySet()) {
             if (!String.valueOf(e.getValue()).equals(choices.get(e.getKey()))) {

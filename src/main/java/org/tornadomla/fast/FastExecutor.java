@@ -182,6 +182,7 @@ public final class FastExecutor extends JvmExecutor {
                 + " (" + from("tornadomla.fast.valuesRuns") + ")";
         if (KernelChoices.measured() != null) line += "; \"measured\": by mla tune on this machine, " + KernelChoices.measured() + ", " + KernelChoices.file();
         if (KernelChoices.ignored() != null) line += "; ignored: " + KernelChoices.ignored();
+        else if (KernelChoices.measured() == null) line += "; the rules of the CPU's vendor and family (./mla tune measures them on this machine)";
         return line;
     }
 

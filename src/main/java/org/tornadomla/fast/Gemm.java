@@ -2,6 +2,8 @@ package org.tornadomla.fast;
 
 import jdk.incubator.vector.FloatVector;
 
+import java.util.Map;
+
 import static org.tornadomla.fast.Vec.F;
 import static org.tornadomla.fast.Vec.L;
 
@@ -156,7 +158,8 @@ final class Gemm {
      * and the Intel Xeon keep the read-ahead, as measured there). {@code -Dtornadomla.fast.touchScores=true|false}
      * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean TOUCH_SCORES = Vec.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES));
+    static final boolean TOUCH_SCORES = KernelChoices.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES),
+            Map.of("tornadomla.fast.touch", Vec.TOUCH, "tornadomla.fast.halfScores", HALF_SCORES), REGS32 == (F.vectorBitSize() >= 512));
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();

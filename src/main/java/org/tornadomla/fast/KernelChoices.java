@@ -55,23 +55,45 @@ public final class KernelChoices {
      * classes loading.
      */
     static boolean choice(String property, boolean auto) {
-        return choice(property, auto, LOADED.choices());
+        return choice(property, auto, Map.of(), true);
     }
 
-    /** {@link #choice(String, boolean)} over the given measured choices. */
-    static boolean choice(String property, boolean auto, Map<String, Boolean> measured) {
-        return switch (System.getProperty(property, "")) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> measured.getOrDefault(property, auto);
+    /**
+     * {@link #choice(String, boolean)} for a choice whose default follows others: the file's value applies only where
+     * the choices it depends on ({@code dependsOn}, property → the value in effect) came out as the file records them
+     * and {@code contextAsMeasured} (the register blocks are the vector width's), since it was measured with those; a
+     * -D that changes one of them brings back the rule, as it does without a file.
+     */
+    static boolean choice(String property, boolean auto, Map<String, Boolean> dependsOn, boolean contextAsMeasured) {
+        String why = decide(property, LOADED.choices(), dependsOn, contextAsMeasured);
+        ORIGINS.put(property, why);
+        return switch (why) {
+            case "-D" -> Boolean.parseBoolean(System.getProperty(property));
+            case "measured" -> LOADED.choices().get(property);
+            default -> auto;
         };
     }
 
-    /** Where each choice came from: "-D", "measured" (by {@code mla tune}) or "machine" (vendor and family). */
-    static String origin(String property) {
+    /**
+     * What decides a choice: "-D" (its property is true or false), "measured" (the file has it, and has the choices it
+     * depends on as they came out), else "machine" (the rule).
+     */
+    static String decide(String property, Map<String, Boolean> file, Map<String, Boolean> dependsOn, boolean contextAsMeasured) {
         String v = System.getProperty(property, "");
         if (v.equals("true") || v.equals("false")) return "-D";
-        return LOADED.choices().containsKey(property) ? "measured" : "machine";
+        if (!file.containsKey(property) || !contextAsMeasured) return "machine";
+        for (Map.Entry<String, Boolean> d : dependsOn.entrySet()) {
+            if (!d.getValue().equals(file.get(d.getKey()))) return "machine";
+        }
+        return "measured";
+    }
+
+    /** What decided each choice made so far in this JVM ({@link #decide}). */
+    private static final Map<String, String> ORIGINS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Where a choice came from: "-D", "measured" (by {@code mla tune}) or "machine" (vendor and family). */
+    static String origin(String property) {
+        return ORIGINS.getOrDefault(property, "machine");
     }
 
     /**
@@ -127,8 +149,10 @@ public final class KernelChoices {
         Properties p = new Properties();
         try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             p.load(r);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new MlaException(file + " is not UTF-8 text: not a file of mla tune");
         } catch (IOException | RuntimeException e) {
-            throw new MlaException(file + " could not be read as a file of mla tune (" + e.getMessage() + ")");
+            throw new MlaException(file + " could not be read as a file of mla tune (" + e + ")");
         }
         return parse(p, file.toString());
     }
@@ -146,7 +170,7 @@ public final class KernelChoices {
         for (String key : TUNED) {
             if (p.getProperty(key) != null) out.put(key, Boolean.parseBoolean(p.getProperty(key).strip()));
         }
-        return new Saved(sig, p.getProperty("measured", "?"), Collections.unmodifiableMap(out));
+        return new Saved(sig.stripTrailing(), p.getProperty("measured", "?").stripTrailing(), Collections.unmodifiableMap(out));
     }
 
     /** The choices of {@code file} if it was measured on the machine {@code signature} names; else none, and why. */
@@ -178,6 +202,12 @@ public final class KernelChoices {
         Path tmp = Files.createTempFile(dir, ".java-fast-choices", ".tmp");
         try {
             Files.writeString(tmp, b, StandardCharsets.UTF_8);
+            try {
+                // readable by every JVM on the machine, as a file written with the default umask (a temporary file is owner-only)
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: its defaults stand
+            }
             Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } finally {
             Files.deleteIfExists(tmp);

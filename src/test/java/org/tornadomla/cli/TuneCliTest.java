@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,26 +71,59 @@ class TuneCliTest {
     }
 
     @Test
-    void aQuickRunMeasuresAChoiceInProbeJvmsAndWritesAFileThisMachineReads() throws IOException {
+    void theChoicesThatFollowOneAreTimedAgainWithIt() {
+        assertEquals(List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns", "tornadomla.fast.touchScores"),
+                TuneCommand.withDependents(List.of("tornadomla.fast.touch")));
+        assertEquals(List.of("tornadomla.fast.halfScores", "tornadomla.fast.touchScores"),
+                TuneCommand.withDependents(List.of("tornadomla.fast.touchScores", "tornadomla.fast.halfScores")));
+        assertEquals(List.of("tornadomla.fast.absorbStrips"), TuneCommand.withDependents(List.of("tornadomla.fast.absorbStrips")));
+    }
+
+    @Test
+    void aQuickRunTimesAChoiceInProbeJvmsKeepsTheFilesOtherLinesAndWritesAFileThisMachineReads() throws Exception {
+        // a file measured here before, with the touch off: --choices absorbStrips keeps its other lines and runs the probes with them
         Path f = dir.resolve("choices.properties");
+        Map<String, Boolean> earlier = new java.util.LinkedHashMap<>();
+        earlier.put("tornadomla.fast.touch", false);
+        earlier.put("tornadomla.fast.valuesRuns", false);
+        earlier.put("tornadomla.fast.absorbStrips", true);
+        earlier.put("tornadomla.fast.halfScores", false);
+        earlier.put("tornadomla.fast.touchScores", false);
+        KernelChoices.write(f, new KernelChoices.Saved(KernelChoices.signature(), "earlier", earlier));
         CliTest.Run r = mla("tune", "--quick", "--choices", "absorbStrips", "--budget-ms", "100", "--output", f.toString());
         assertEquals(0, r.code(), r.err() + r.out());
         // both settings ran once each, in their own JVM, and the verdict line names the defaults and the outcome
         assertTrue(r.out().contains("absorbStrips  true  round 1/1: B1 H128 T1024 absorbed"), r.out());
         assertTrue(r.out().contains("absorbStrips  false round 1/1: B1 H128 T1024 absorbed"), r.out());
-        assertTrue(r.out().contains("wrote " + f), r.out());
+        assertTrue(r.out().contains("kept from " + f + " (measured earlier): touch=false, valuesRuns=false, halfScores=false, touchScores=false"), r.out());
+        assertTrue(r.out().contains("wrote " + f + ": java-fast reads it with -Dtornadomla.fast.choices="), r.out());
         KernelChoices.Saved s = KernelChoices.read(f);
         assertEquals(KernelChoices.signature(), s.signature(), "the probes' machine is this one");
-        assertEquals(List.of("tornadomla.fast.absorbStrips"), List.copyOf(s.choices().keySet()));
-        assertTrue(s.measured().endsWith("1 round, --quick"), s.measured());
-        // the file is applied by a JVM that reads it: tune --show in a JVM pointed at it reports the measured line
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "-Dtornadomla.fast.choices=" + f,
-                "-cp", System.getProperty("java.class.path"), MlaCommand.class.getName(), "tune", "--show")
-                .redirectErrorStream(true).start();
-        String shown = new String(p.getInputStream().readAllBytes());
-        assertTrue(shown.contains("measured: " + s.measured()), shown);
-        assertTrue(shown.contains("(tornadomla.fast.absorbStrips, measured)"), shown);
-        assertTrue(shown.contains("tornadomla.fast.touch)"), "a choice not in the file keeps the machine's default: " + shown);
+        assertEquals(KernelChoices.TUNED, List.copyOf(s.choices().keySet()), "every choice, as the probes ran it");
+        for (String c : List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns", "tornadomla.fast.halfScores", "tornadomla.fast.touchScores")) {
+            assertEquals(false, s.choices().get(c), c + " kept");
+        }
+        assertTrue(s.measured().contains("1 round, --quick: timed absorbStrips; kept touch=false"), s.measured());
+        assertTrue(s.measured().endsWith("from earlier"), s.measured());
+        // a JVM pointed at the file applies it: the touch off, measured, and the runs that follow it
+        String shown = show(f);
+        assertTrue(shown.contains("tiles not touched before the values (tornadomla.fast.touch, measured)"), shown);
+        assertTrue(shown.contains("single tiles (tornadomla.fast.valuesRuns, measured)"), shown);
+        // with the touch forced on, the runs measured with it off give way to the rule (runs of two tiles where touched)
+        shown = show(f, "-Dtornadomla.fast.touch=true");
+        assertTrue(shown.contains("tiles touched before the values (tornadomla.fast.touch, -D)"), shown);
+        assertTrue(shown.contains("runs of 2 tiles (tornadomla.fast.valuesRuns)"), shown);
+        assertTrue(shown.contains("(tornadomla.fast.absorbStrips, measured)"), "a choice that follows none stays measured: " + shown);
+    }
+
+    /** `mla tune --show` in a JVM that reads {@code f}, with {@code flags}. */
+    private static String show(Path f, String... flags) throws Exception {
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new java.util.ArrayList<>(List.of(javaBin, "--add-modules", "jdk.incubator.vector", "-Dtornadomla.fast.choices=" + f));
+        cmd.addAll(List.of(flags));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), MlaCommand.class.getName(), "tune", "--show"));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(f.resolveSibling("show.txt").toFile()).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "tune --show within 60 s");
+        return Files.readString(f.resolveSibling("show.txt"));
     }
 }

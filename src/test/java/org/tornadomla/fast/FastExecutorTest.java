@@ -28,6 +28,8 @@ class FastExecutorTest {
 
     @Test
     void theCpuFieldsAreTheFirstProcessorsAndTheChoicesFollowThem() throws java.io.IOException {
+        // the rules per CPU, as they stand without a file of `mla tune` (the build runs with -Dtornadomla.fast.choices=none)
+        org.junit.jupiter.api.Assumptions.assumeTrue(KernelChoices.measuredChoices().isEmpty(), "a file of measured choices is in use");
         // each field as grep would find its first line in /proc/cpuinfo ("model" is not "model name"); none without it
         java.nio.file.Path info = java.nio.file.Path.of("/proc/cpuinfo");
         List<String> lines = java.nio.file.Files.exists(info) ? java.nio.file.Files.readAllLines(info) : List.of();

@@ -103,17 +103,36 @@ class KernelChoicesTest {
     @Test
     void aSystemPropertyBeatsTheMeasuredChoiceWhichBeatsTheMachinesDefault() {
         String p = "tornadomla.test.kernelChoice";
-        Map<String, Boolean> measured = Map.of(p, false);
+        Map<String, Boolean> file = Map.of(p, false);
         try {
-            assertTrue(KernelChoices.choice("tornadomla.test.other", true, measured), "neither: the machine's default");
-            assertFalse(KernelChoices.choice(p, true, measured), "measured beats the default");
+            assertEquals("machine", KernelChoices.decide("tornadomla.test.other", file, Map.of(), true), "not in the file: the rule");
+            assertEquals("measured", KernelChoices.decide(p, file, Map.of(), true), "in the file: measured beats the rule");
             System.setProperty(p, "true");
-            assertTrue(KernelChoices.choice(p, false, measured), "-D beats the measured value");
+            assertEquals("-D", KernelChoices.decide(p, file, Map.of(), true), "-D beats the measured value");
+            assertTrue(KernelChoices.choice(p, false), "and gives its value");
+            assertEquals("-D", KernelChoices.origin(p));
             System.setProperty(p, "maybe");
-            assertFalse(KernelChoices.choice(p, true, measured), "a -D that is not true or false is ignored");
+            assertEquals("measured", KernelChoices.decide(p, file, Map.of(), true), "a -D that is not true or false is ignored");
         } finally {
             System.clearProperty(p);
         }
+    }
+
+    @Test
+    void aMeasuredChoiceGivesWayWhereAChoiceItFollowsCameOutOtherwise() {
+        // the file's valuesRuns and touchScores were measured with its touch and halfScores
+        Map<String, Boolean> file = Map.of("tornadomla.fast.touch", true, "tornadomla.fast.valuesRuns", true,
+                "tornadomla.fast.halfScores", false, "tornadomla.fast.touchScores", true);
+        assertEquals("measured", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", true), true));
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", false), true),
+                "-Dtornadomla.fast.touch=false: the runs follow the rule again, as without a file");
+        Map<String, Boolean> asMeasured = Map.of("tornadomla.fast.touch", true, "tornadomla.fast.halfScores", false);
+        assertEquals("measured", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured, true));
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", file,
+                Map.of("tornadomla.fast.touch", true, "tornadomla.fast.halfScores", true), true), "halves forced on");
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured, false), "16-register blocks forced");
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", Map.of("tornadomla.fast.touchScores", true), asMeasured, true),
+                "a file without the choices it follows cannot say they were as now");
     }
 
     @Test
