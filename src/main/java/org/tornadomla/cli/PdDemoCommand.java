@@ -15,15 +15,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -159,8 +156,7 @@ public final class PdDemoCommand implements Callable<Integer> {
 
     /** Starts the decode process (same java, class path and heap), hands it the token ids and reads its report. */
     private Decoded runDecodeProcess(int[] prompt, int[] next) throws IOException, InterruptedException {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + (Runtime.getRuntime().maxMemory() >> 20) + "m", "-Djava.awt.headless=true"));
+        List<String> cmd = new ArrayList<>(List.of(ChildJvm.java(), "-Xmx" + (Runtime.getRuntime().maxMemory() >> 20) + "m", "-Djava.awt.headless=true"));
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) cmd.addAll(List.of("--add-modules", "jdk.incubator.vector"));
         for (String k : System.getProperties().stringPropertyNames()) {   // TLS: the same trust store (a path; never a password's value)
             if (k.startsWith("javax.net.ssl.") && !k.toLowerCase(Locale.ROOT).contains("password")) cmd.add("-D" + k + "=" + System.getProperty(k));
@@ -171,7 +167,7 @@ public final class PdDemoCommand implements Callable<Integer> {
         pb.environment().put(PdOptions.STORE_ENV, o.storeUri());            // the address, password included, stays out of the process list
         Process p = pb.start();
         List<String> lines = Collections.synchronizedList(new ArrayList<>()), errors = Collections.synchronizedList(new ArrayList<>());
-        Thread outReader = drain(p.getInputStream(), lines), errReader = drain(p.getErrorStream(), errors);
+        Thread outReader = ChildJvm.drain(p.getInputStream(), lines), errReader = ChildJvm.drain(p.getErrorStream(), errors);
         try (Writer w = new java.io.OutputStreamWriter(p.getOutputStream(), StandardCharsets.US_ASCII)) {
             w.write("prompt " + Arrays.stream(prompt).mapToObj(Integer::toString).collect(Collectors.joining(" ")) + "\n");
             w.write("decode " + Arrays.stream(next).mapToObj(Integer::toString).collect(Collectors.joining(" ")) + "\n");
@@ -207,15 +203,5 @@ public final class PdDemoCommand implements Callable<Integer> {
             throw new IllegalStateException("the decode process reported " + (pulled == null ? "no pull" : ys.size() + " of " + o.steps + " steps"));
         }
         return new Decoded(p.pid(), (int) pulled[0], (int) pulled[1], pulled[2], pulled[3], ys);
-    }
-
-    private static Thread drain(java.io.InputStream in, List<String> into) {
-        return Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                for (String l; (l = r.readLine()) != null; ) into.add(l);
-            } catch (IOException e) {
-                // the process is gone; what it wrote is in the list
-            }
-        });
     }
 }

@@ -5,12 +5,9 @@ import org.tornadomla.fast.KernelChoices;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -85,8 +82,8 @@ public final class TuneCommand implements Callable<Integer> {
     record Probe(String signature, Map<String, String> choices, Map<String, Double> ms) {
     }
 
-    /** One choice's outcome: the machine's default, the other setting's score ratio per round, and what was chosen. */
-    record Verdict(boolean incumbent, double[] defaultMs, double[] otherMs, double medianRatio, int otherWins, boolean chosen) {
+    /** One choice's outcome: the median over the rounds of default ms / other ms, the rounds the other won, and what was chosen. */
+    record Verdict(double medianRatio, int otherWins, boolean chosen) {
     }
 
     @Override
@@ -201,16 +198,15 @@ public final class TuneCommand implements Callable<Integer> {
         return f == null ? null : f.toAbsolutePath();
     }
 
-    /** The choices that follow one in the rules (KernelChoices.auto): timing one means timing these again after it. */
-    static final Map<String, List<String>> DEPENDENTS = Map.of(
-            "tornadomla.fast.touch", List.of("tornadomla.fast.valuesRuns", "tornadomla.fast.touchScores"),
-            "tornadomla.fast.halfScores", List.of("tornadomla.fast.touchScores"));
-
-    /** {@code todo} with every choice that depends on one in it, in {@link KernelChoices#TUNED}'s order. */
+    /**
+     * {@code todo} with every choice that depends on one in it ({@link KernelChoices#DEPENDS_ON}: timing the touch means
+     * timing the runs of two tiles again after it), in {@link KernelChoices#TUNED}'s order, where each follows what it
+     * depends on.
+     */
     static List<String> withDependents(List<String> todo) {
         java.util.Set<String> all = new java.util.HashSet<>(todo);
         for (String c : KernelChoices.TUNED) {
-            if (all.contains(c)) all.addAll(DEPENDENTS.getOrDefault(c, List.of()));
+            if (KernelChoices.DEPENDS_ON.getOrDefault(c, List.of()).stream().anyMatch(all::contains)) all.add(c);
         }
         return KernelChoices.TUNED.stream().filter(all::contains).toList();
     }
@@ -259,7 +255,7 @@ public final class TuneCommand implements Callable<Integer> {
         Arrays.sort(sorted);
         double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
         boolean switchTo = median >= MARGIN && 2 * wins > n;
-        return new Verdict(incumbent, defaultMs, otherMs, median, wins, switchTo != incumbent);
+        return new Verdict(median, wins, switchTo != incumbent);
     }
 
     static double geometricMean(double[] v) {
@@ -351,10 +347,9 @@ public final class TuneCommand implements Callable<Integer> {
      * Vector API, no file of measured choices, and {@code props} as system properties.
      */
     private Probe probe(Map<String, Boolean> props, List<String> shapes, double budget) throws IOException, InterruptedException {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         String cp = System.getProperty("java.class.path", "");
         if (cp.isEmpty()) throw new MlaException("mla tune starts JVMs on this one's class path, and it has none (run it as ./mla tune)");
-        List<String> cmd = new ArrayList<>(List.of(java, "-Djava.awt.headless=true", "--add-modules", "jdk.incubator.vector"));
+        List<String> cmd = new ArrayList<>(List.of(ChildJvm.java(), "-Djava.awt.headless=true", "--add-modules", "jdk.incubator.vector"));
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (a.startsWith("-XX:") || a.startsWith("-Xmx")) cmd.add(a);
         }
@@ -364,13 +359,7 @@ public final class TuneCommand implements Callable<Integer> {
         if (!shapes.isEmpty()) cmd.addAll(List.of("--shapes", String.join(",", shapes)));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         List<String> lines = Collections.synchronizedList(new ArrayList<>());
-        Thread reader = Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader br = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String l; (l = br.readLine()) != null; ) lines.add(l);
-            } catch (IOException e) {
-                // the process ended: what it printed is in lines
-            }
-        });
+        Thread reader = ChildJvm.drain(p.getInputStream(), lines);
         long limitS = 120 + (long) (shapes.size() * (budget / 1000 + 30));
         if (!p.waitFor(limitS, TimeUnit.SECONDS)) {
             p.destroyForcibly();

@@ -56,7 +56,7 @@ public final class FastAbsorb {
      * and the Zen 4 and the Intel Xeon were not measured with them. {@code -Dtornadomla.fast.absorbStrips=true|false}
      * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean STRIPS = Vec.choice("tornadomla.fast.absorbStrips", KernelChoices.autoAbsorbStrips());
+    static final boolean STRIPS = KernelChoices.choice("tornadomla.fast.absorbStrips", KernelChoices.autoAbsorbStrips());
 
     /** q_lat[r, h, c] = Σ_d W^UK_h[d, c]·q_nope[r, h, d] ({@link org.tornadomla.kernels.Absorb#absorbQuery}). */
     public static void absorbQuery(float[] q, float[] wkvB, float[] qLat, int rows, int heads, int dn, int dr, int dv, int dc) {

@@ -94,8 +94,7 @@ public final class FastAttention {
      * else 1 (the Xeon's read-ahead of the next tile, version 8, stays as measured).
      * {@code -Dtornadomla.fast.valuesRuns=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final int VALUES_RUN = KernelChoices.choice("tornadomla.fast.valuesRuns", KernelChoices.autoValuesRuns(Vec.TOUCH),
-            java.util.Map.of("tornadomla.fast.touch", Vec.TOUCH), true) ? 2 : 1;
+    static final int VALUES_RUN = KernelChoices.choice("tornadomla.fast.valuesRuns", KernelChoices.autoValuesRuns(Vec.TOUCH)) ? 2 : 1;
 
     private static final ThreadLocal<float[]> QT = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> ROWS = ThreadLocal.withInitial(() -> new float[0]);

@@ -2,8 +2,6 @@ package org.tornadomla.fast;
 
 import jdk.incubator.vector.FloatVector;
 
-import java.util.Map;
-
 import static org.tornadomla.fast.Vec.F;
 import static org.tornadomla.fast.Vec.L;
 
@@ -147,7 +145,7 @@ final class Gemm {
      * an AMD CPU of family 25 (Zen 3 and Zen 4) with 512-bit vectors (Zen 3 has none). {@code
      * -Dtornadomla.fast.halfScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean HALF_SCORES = Vec.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores(F.vectorBitSize()));
+    static final boolean HALF_SCORES = KernelChoices.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores(F.vectorBitSize()));
     /**
      * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
      * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At
@@ -158,8 +156,7 @@ final class Gemm {
      * and the Intel Xeon keep the read-ahead, as measured there). {@code -Dtornadomla.fast.touchScores=true|false}
      * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean TOUCH_SCORES = KernelChoices.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES),
-            Map.of("tornadomla.fast.touch", Vec.TOUCH, "tornadomla.fast.halfScores", HALF_SCORES), REGS32 == (F.vectorBitSize() >= 512));
+    static final boolean TOUCH_SCORES = KernelChoices.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES));
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();

@@ -50,43 +50,49 @@ public final class KernelChoices {
     }
 
     /**
-     * A choice: the system property's value where it is "true" or "false", else the measured value from {@link
-     * #file()}, else {@code auto}. Any other property value is ignored: a bad -D switch must not stop the backend's
-     * classes loading.
+     * The choices each choice's rule follows ({@link #auto}): the file's value for it was measured with those as the
+     * file records them. "tornadomla.fast.registers" (16 or 32, not in the file) counts as changed wherever its property
+     * is set.
      */
-    static boolean choice(String property, boolean auto) {
-        return choice(property, auto, Map.of(), true);
-    }
+    public static final Map<String, List<String>> DEPENDS_ON = Map.of(
+            "tornadomla.fast.valuesRuns", List.of("tornadomla.fast.touch"),
+            "tornadomla.fast.touchScores", List.of("tornadomla.fast.touch", "tornadomla.fast.halfScores", "tornadomla.fast.registers"));
 
     /**
-     * {@link #choice(String, boolean)} for a choice whose default follows others: the file's value applies only where
-     * the choices it depends on ({@code dependsOn}, property → the value in effect) came out as the file records them
-     * and {@code contextAsMeasured} (the register blocks are the vector width's), since it was measured with those; a
-     * -D that changes one of them brings back the rule, as it does without a file.
+     * A choice: the system property's value where it is "true" or "false", else the measured value from {@link
+     * #file()} where the choices it depends on ({@link #DEPENDS_ON}, decided before it as the kernels' classes load)
+     * came out as the file records them, else {@code auto}. So a -D that changes the touch brings back the rule for
+     * the runs of two tiles, as it does without a file. Any other property value is ignored: a bad -D switch must not
+     * stop the backend's classes loading.
      */
-    static boolean choice(String property, boolean auto, Map<String, Boolean> dependsOn, boolean contextAsMeasured) {
-        String why = decide(property, LOADED.choices(), dependsOn, contextAsMeasured);
+    static boolean choice(String property, boolean auto) {
+        String why = decide(property, LOADED.choices(), DECIDED);
         ORIGINS.put(property, why);
-        return switch (why) {
+        boolean value = switch (why) {
             case "-D" -> Boolean.parseBoolean(System.getProperty(property));
             case "measured" -> LOADED.choices().get(property);
             default -> auto;
         };
+        DECIDED.put(property, value);
+        return value;
     }
 
     /**
-     * What decides a choice: "-D" (its property is true or false), "measured" (the file has it, and has the choices it
-     * depends on as they came out), else "machine" (the rule).
+     * What decides a choice: "-D" (its property is true or false), "measured" (the file has it, and the choices it
+     * depends on came out, in {@code decided}, as the file has them), else "machine" (the rule).
      */
-    static String decide(String property, Map<String, Boolean> file, Map<String, Boolean> dependsOn, boolean contextAsMeasured) {
+    static String decide(String property, Map<String, Boolean> file, Map<String, Boolean> decided) {
         String v = System.getProperty(property, "");
         if (v.equals("true") || v.equals("false")) return "-D";
-        if (!file.containsKey(property) || !contextAsMeasured) return "machine";
-        for (Map.Entry<String, Boolean> d : dependsOn.entrySet()) {
-            if (!d.getValue().equals(file.get(d.getKey()))) return "machine";
+        if (!file.containsKey(property)) return "machine";
+        for (String d : DEPENDS_ON.getOrDefault(property, List.of())) {
+            if (TUNED.contains(d) ? !java.util.Objects.equals(decided.get(d), file.get(d)) : System.getProperty(d) != null) return "machine";
         }
         return "measured";
     }
+
+    /** The value of each choice made so far in this JVM, for the choices that depend on it. */
+    private static final Map<String, Boolean> DECIDED = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** What decided each choice made so far in this JVM ({@link #decide}). */
     private static final Map<String, String> ORIGINS = new java.util.concurrent.ConcurrentHashMap<>();

@@ -80,12 +80,7 @@ final class Vec {
      * read), unless {@code mla tune} measured it on this machine; {@code -Dtornadomla.fast.touch=true|false} overrides
      * both ({@link KernelChoices}).
      */
-    static final boolean TOUCH = choice("tornadomla.fast.touch", KernelChoices.autoTouch());
-
-    /** A kernel choice: see {@link KernelChoices#choice(String, boolean)}. */
-    static boolean choice(String property, boolean auto) {
-        return KernelChoices.choice(property, auto);
-    }
+    static final boolean TOUCH = KernelChoices.choice("tornadomla.fast.touch", KernelChoices.autoTouch());
 
     /** The vendor_id line of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD"), or "" where there is none. */
     static String cpuVendor() {

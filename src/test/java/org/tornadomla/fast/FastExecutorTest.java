@@ -43,12 +43,12 @@ class FastExecutorTest {
         String p = "tornadomla.test.choice";
         try {
             System.setProperty(p, "true");
-            assertTrue(Vec.choice(p, false));
+            assertTrue(KernelChoices.choice(p, false));
             System.setProperty(p, "false");
-            assertFalse(Vec.choice(p, true));
+            assertFalse(KernelChoices.choice(p, true));
             System.setProperty(p, "yes");
-            assertTrue(Vec.choice(p, true));
-            assertFalse(Vec.choice(p, false));
+            assertTrue(KernelChoices.choice(p, true));
+            assertFalse(KernelChoices.choice(p, false));
         } finally {
             System.clearProperty(p);
         }

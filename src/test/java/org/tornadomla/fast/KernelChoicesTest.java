@@ -105,14 +105,17 @@ class KernelChoicesTest {
         String p = "tornadomla.test.kernelChoice";
         Map<String, Boolean> file = Map.of(p, false);
         try {
-            assertEquals("machine", KernelChoices.decide("tornadomla.test.other", file, Map.of(), true), "not in the file: the rule");
-            assertEquals("measured", KernelChoices.decide(p, file, Map.of(), true), "in the file: measured beats the rule");
+            assertEquals("machine", KernelChoices.decide("tornadomla.test.other", file, Map.of()), "not in the file: the rule");
+            assertEquals("measured", KernelChoices.decide(p, file, Map.of()), "in the file: measured beats the rule");
             System.setProperty(p, "true");
-            assertEquals("-D", KernelChoices.decide(p, file, Map.of(), true), "-D beats the measured value");
+            assertEquals("-D", KernelChoices.decide(p, file, Map.of()), "-D beats the measured value");
             assertTrue(KernelChoices.choice(p, false), "and gives its value");
             assertEquals("-D", KernelChoices.origin(p));
+            System.setProperty(p, "false");
+            assertFalse(KernelChoices.choice(p, true));
             System.setProperty(p, "maybe");
-            assertEquals("measured", KernelChoices.decide(p, file, Map.of(), true), "a -D that is not true or false is ignored");
+            assertEquals("measured", KernelChoices.decide(p, file, Map.of()), "a -D that is not true or false is ignored");
+            assertTrue(KernelChoices.choice(p, true), "and, with no file in the tests' JVM, the rule decides");
         } finally {
             System.clearProperty(p);
         }
@@ -123,16 +126,24 @@ class KernelChoicesTest {
         // the file's valuesRuns and touchScores were measured with its touch and halfScores
         Map<String, Boolean> file = Map.of("tornadomla.fast.touch", true, "tornadomla.fast.valuesRuns", true,
                 "tornadomla.fast.halfScores", false, "tornadomla.fast.touchScores", true);
-        assertEquals("measured", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", true), true));
-        assertEquals("machine", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", false), true),
+        assertEquals("measured", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", true)));
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.valuesRuns", file, Map.of("tornadomla.fast.touch", false)),
                 "-Dtornadomla.fast.touch=false: the runs follow the rule again, as without a file");
         Map<String, Boolean> asMeasured = Map.of("tornadomla.fast.touch", true, "tornadomla.fast.halfScores", false);
-        assertEquals("measured", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured, true));
+        assertEquals("measured", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured));
         assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", file,
-                Map.of("tornadomla.fast.touch", true, "tornadomla.fast.halfScores", true), true), "halves forced on");
-        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured, false), "16-register blocks forced");
-        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", Map.of("tornadomla.fast.touchScores", true), asMeasured, true),
+                Map.of("tornadomla.fast.touch", true, "tornadomla.fast.halfScores", true)), "halves forced on");
+        assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", Map.of("tornadomla.fast.touchScores", true), asMeasured),
                 "a file without the choices it follows cannot say they were as now");
+        String regs = "tornadomla.fast.registers";
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty(regs) == null);
+        try {
+            System.setProperty(regs, "16");
+            assertEquals("machine", KernelChoices.decide("tornadomla.fast.touchScores", file, asMeasured), "register blocks forced");
+            assertEquals("measured", KernelChoices.decide("tornadomla.fast.valuesRuns", file, asMeasured), "the runs do not follow them");
+        } finally {
+            System.clearProperty(regs);
+        }
     }
 
     @Test
