@@ -25,8 +25,9 @@ import java.util.concurrent.CyclicBarrier;
  * <p>In the package of the kernels because they are package-private (the library does not export them); it runs
  * from the benchmarks' shaded jar, on the class path:
  * <pre>
- * java --add-modules jdk.incubator.vector -cp benchmarks/target/benchmarks.jar org.tornadomla.fast.KernelsAlone [rounds=20] [heads=128,16]
+ * java --add-modules jdk.incubator.vector -cp benchmarks/target/benchmarks.jar org.tornadomla.fast.KernelsAlone [rounds=20] [heads=128,16] [lines]
  * </pre>
+ * {@code lines} times the values alone with the cache's rows at four places in a 64-byte line instead ({@link LineOffsets}).
  */
 public final class KernelsAlone {
     private KernelsAlone() {
@@ -43,11 +44,17 @@ public final class KernelsAlone {
     public static void main(String[] args) throws Exception {
         int rounds = 20;
         int[] heads = {128, 16};
+        boolean lines = false;
         for (String a : args) {
             String v = a.substring(a.indexOf('=') + 1);
             if (a.startsWith("rounds=")) rounds = Integer.parseInt(v);
             else if (a.startsWith("heads=")) heads = Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
-            else throw new IllegalArgumentException("unknown argument " + a + " (rounds=, heads=)");
+            else if (a.equals("lines")) lines = true;
+            else throw new IllegalArgumentException("unknown argument " + a + " (rounds=, heads=, lines)");
+        }
+        if (lines) {
+            lineOffsets(heads, rounds);
+            return;
         }
         int threads = Runtime.getRuntime().availableProcessors();
         Roofline.Limits limits = Roofline.measure();
@@ -147,6 +154,55 @@ public final class KernelsAlone {
         return () -> {
             for (int t = 0; t < TILES; t++) Gemm.values(p, t * perTile, ph, pj, heads, k, t * N * W, W, N, 0, DC, o, 0, DC);
         };
+    }
+
+    /**
+     * {@code lines}: the values over one 128-row run (two tiles, as {@link FastAttention#VALUES_RUN} takes them) of a
+     * large array that G1 places at a region's start, the rows at 0, 4, 8 and 12 floats past the array's first element,
+     * each with the kernel told where that lies in a 64-byte line ({@link LineOffsets}) and with it not known; one
+     * thread, rounds of 100 ms per variant, the variants taking turns; the median and the best round.
+     */
+    private static void lineOffsets(int[] heads, int rounds) {
+        int n = 2 * N, cap = CAPACITY;
+        float[] k = random(new SplittableRandom(1), 4 << 20);     // 16 MB: humongous on a heap of up to 16 GB
+        int known = LineOffsets.of(k);
+        System.out.printf("values alone over %d rows × %d floats in one %d MB array, one thread; the array's element 0 is %s%n",
+                n, W, k.length / (1 << 18), known == LineOffsets.UNKNOWN ? "at an unknown place in a line (no G1, or -Dtornadomla.fast.lineAligned=false)"
+                        : known + " floats past a 64-byte line (LineOffsets)");
+        int[] shifts = {0, 4, 8, 12};
+        for (int h : heads) {
+            float[] p = random(new SplittableRandom(2), h * cap), o = new float[h * DC];
+            for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
+            double flops = 2.0 * n * h * DC;
+            double[][][] g = new double[2][shifts.length][rounds];
+            for (int warm = 0; warm < 4000; warm++) {
+                int at = (1 << 20) + shifts[warm % 4];
+                Gemm.values32(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC, false, warm % 8 < 4 ? known : LineOffsets.UNKNOWN);
+            }
+            for (int r = 0; r < rounds; r++) {
+                for (int told = 0; told < 2; told++) {
+                    for (int si = 0; si < shifts.length; si++) {
+                        int at = (1 << 20) + shifts[si], line = told == 0 ? known : LineOffsets.UNKNOWN;
+                        long t0 = System.nanoTime(), calls = 0;
+                        while (System.nanoTime() - t0 < 100_000_000L) {
+                            Gemm.values32(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC, false, line);
+                            calls++;
+                        }
+                        g[told][si][r] = calls * flops / (System.nanoTime() - t0);
+                    }
+                }
+            }
+            for (int si = 0; si < shifts.length; si++) {
+                String where = known == LineOffsets.UNKNOWN ? "at +" + shifts[si] + " floats" : (known + shifts[si]) % 16 + " floats past a line";
+                System.out.printf("H%-4d rows %-22s kernel told: %s GFLOP/s; not told: %s%n", h, where, medianBest(g[0][si]), medianBest(g[1][si]));
+            }
+        }
+    }
+
+    private static String medianBest(double[] x) {
+        double[] s = x.clone();
+        Arrays.sort(s);
+        return String.format("%.1f (best %.1f)", s[s.length / 2], s[s.length - 1]);
     }
 
     private static float[] random(SplittableRandom r, int n) {
