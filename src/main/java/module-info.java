@@ -23,9 +23,6 @@ module org.tornadomla {
     requires static commons.math3;
     requires static java.desktop;
     requires static java.management;
-    // java-fast reads the JVM's flags (G1's region size, the object header) to tell where a large array starts in a
-    // cache line (org.tornadomla.fast.LineOffsets); without the module it does not, and runs as it would otherwise
-    requires static jdk.management;
 
     exports org.tornadomla;
     exports org.tornadomla.config;

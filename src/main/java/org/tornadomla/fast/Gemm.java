@@ -74,13 +74,6 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>where the tile was touched before the scores of one head vector ({@link #TOUCH_SCORES}), s16x1 reads no
  *   number ahead; before, it kept reading one a column, on its own rows, which brought nothing. One Zen 5 core over a
  *   tile in L2 (KernelsAlone, two alternating pairs): 76–78 % → 79–83 % of its share of the peak.</li>
- *   <li>where {@link LineOffsets} knows where the cache array starts within a 64-byte line (G1 allocates a cache of
- *   more than half a heap region at a region's start), the values' 6-head blocks take K's vectors from the first
- *   column on a line ({@link #values32}, {@link #v6x4e}): with the JVM's 16-byte array header every 512-bit load of a
- *   row straddled two lines. One Zen 5 core over a 128-row run in L2, 128 heads (a throwaway harness, rows at offsets
- *   0, 4, 8, 12 floats in one large array, six alternating rounds): 168–172 GFLOP/s with the rows off a line, 183 after,
- *   188–196 with the rows on a line by chance. At up to 16 heads the same shift of the 8-head blocks gained nothing
- *   (183 either way; 188–191 on a line by chance), so they stay as they were.</li>
  * </ol>
  */
 final class Gemm {
@@ -408,25 +401,6 @@ final class Gemm {
     /** {@link #values} with 32 vector registers (AVX-512). */
     static void values32(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
                          float[] o, int o0, int oh, boolean readAhead) {
-        values32(p, p0, ph, pj, heads, k, off, w, n, c0, c1, o, o0, oh, readAhead, LineOffsets.of(k));
-    }
-
-    /**
-     * {@link #values32} where k[0] lies {@code line} floats past the start of a 64-byte line (0 … 15; −1: not known,
-     * {@link LineOffsets}). Where it is known and the rows' vectors would straddle two lines, the blocks take the
-     * vectors of K from the first column that starts a line (version 14): all but one of a row's latent vectors then
-     * load from one line each, and the last is put together from the columns before that one and after the others,
-     * blending two loads that start a line too ({@link #v6x4e}). At up to 16 heads the 8-head blocks stay as they
-     * were: shifted the same way, they gained nothing alone on a core. The order of every sum is unchanged: the same
-     * bits.
-     */
-    static void values32(float[] p, int p0, int ph, int pj, int heads, float[] k, int off, int w, int n, int c0, int c1,
-                         float[] o, int o0, int oh, boolean readAhead, int line) {
-        // the column from which K's vectors start a line, where it is known, the rows keep it (w a multiple of L) and
-        // the blocks below can take the shifted columns; else c0 (the blocks as they were)
-        int vectors = (c1 - c0) / L, first = c0;
-        if (line >= 0 && w % L == 0 && (c1 - c0) % L == 0) first = c0 + Math.floorMod(-(line + off + c0), L);
-        int shift = first - c0;
         // up to 16 heads (DeepSeek-V3 split 8 ways): groups of 8 against 3, then 2, vectors of latent dims (512 =
         // 10·48 + 32), where 6-head blocks would leave 4 of 16 heads to v2x4. Alone on a core 181 → 220 GFLOP/s;
         // in the step, B1 H16 T16384, values 1.21–1.25 → 1.13–1.19 ms (five alternating runs), split_tiles 2.02–2.08
@@ -451,25 +425,14 @@ final class Gemm {
             }
             rowAtATime(p, p0, ph, pj, 0, h8, k, off, w, n, c, c1, o, o0, oh);
         }
-        // the other heads: 6 at a time against 4 vectors, from `first` as above where the vectors come in fours
-        // (512, 448 and 256 latent dims), then 2 or 1 against 4
-        int h = h8;
-        if (shift > 0 && vectors % 4 == 0 && c1 + shift <= w) {
-            int h6 = h8 + (heads - h8) / 6 * 6, cc = first, end = c1 - L + shift;
-            for (; cc + 4 * L <= end; cc += 4 * L) {
-                for (int g = h8; g < h6; g += 6) v6x4(p, p0 + g * ph, ph, pj, k, off + cc, w, n, o, o0 + g * oh + cc, oh);
-            }
-            for (int g = h8; g < h6; g += 6) v6x4e(p, p0 + g * ph, ph, pj, k, off, w, n, cc, first - L, shift, o, o0 + g * oh, oh);
-            h = h6;
-        }
-        int h0 = h;
-        for (c = c0; h0 < heads && c + 4 * L <= c1; c += 4 * L) {
-            h = h0;
+        // the other heads: 6, 2 or 1 at a time against 4 vectors
+        for (c = c0; h8 < heads && c + 4 * L <= c1; c += 4 * L) {
+            int h = h8;
             for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
         }
-        rowAtATime(p, p0, ph, pj, h0, heads, k, off, w, n, c, c1, o, o0, oh);
+        rowAtATime(p, p0, ph, pj, h8, heads, k, off, w, n, c, c1, o, o0, oh);
     }
 
     /** Columns [c, c1) of heads [h0, h1), fewer than the blocks take: a row at a time. */
@@ -949,62 +912,6 @@ final class Gemm {
         a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + L);
         a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + L);
         a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + L);
-    }
-
-    /**
-     * v6x4 over 3 vectors at columns c, c + L, c + 2L, all three starting a line, and a fourth put together from two
-     * loads that start a line too: its lanes from L − s on are columns ea + L − s … (the s columns before the first
-     * vector on a line, read from ea, the line before it) and the lanes below L − s columns c + 3L … (the columns after
-     * the last one: the row goes on past them, so that load stays in the row). The load at ea may begin before the
-     * array (the first row of a cache); it is masked to the lanes it needs, and so are o's loads and stores there.
-     */
-    private static void v6x4e(float[] p, int p0, int ph, int pj, float[] k, int off, int w, int n, int c, int ea, int s,
-                              float[] o, int o0, int oh) {
-        jdk.incubator.vector.VectorMask<Float> fromA = F.indexInRange(s - L, s), fromB = fromA.not();
-        int x = o0 + c, eb = c + 3 * L;
-        FloatVector a00 = FloatVector.fromArray(F, o, x), a01 = FloatVector.fromArray(F, o, x + L), a02 = FloatVector.fromArray(F, o, x + 2 * L);
-        FloatVector a03 = FloatVector.fromArray(F, o, x + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + ea, fromA), fromA);
-        FloatVector a10 = FloatVector.fromArray(F, o, x + oh), a11 = FloatVector.fromArray(F, o, x + oh + L), a12 = FloatVector.fromArray(F, o, x + oh + 2 * L);
-        FloatVector a13 = FloatVector.fromArray(F, o, x + oh + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + oh + ea, fromA), fromA);
-        FloatVector a20 = FloatVector.fromArray(F, o, x + 2 * oh), a21 = FloatVector.fromArray(F, o, x + 2 * oh + L), a22 = FloatVector.fromArray(F, o, x + 2 * oh + 2 * L);
-        FloatVector a23 = FloatVector.fromArray(F, o, x + 2 * oh + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + 2 * oh + ea, fromA), fromA);
-        FloatVector a30 = FloatVector.fromArray(F, o, x + 3 * oh), a31 = FloatVector.fromArray(F, o, x + 3 * oh + L), a32 = FloatVector.fromArray(F, o, x + 3 * oh + 2 * L);
-        FloatVector a33 = FloatVector.fromArray(F, o, x + 3 * oh + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + 3 * oh + ea, fromA), fromA);
-        FloatVector a40 = FloatVector.fromArray(F, o, x + 4 * oh), a41 = FloatVector.fromArray(F, o, x + 4 * oh + L), a42 = FloatVector.fromArray(F, o, x + 4 * oh + 2 * L);
-        FloatVector a43 = FloatVector.fromArray(F, o, x + 4 * oh + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + 4 * oh + ea, fromA), fromA);
-        FloatVector a50 = FloatVector.fromArray(F, o, x + 5 * oh), a51 = FloatVector.fromArray(F, o, x + 5 * oh + L), a52 = FloatVector.fromArray(F, o, x + 5 * oh + 2 * L);
-        FloatVector a53 = FloatVector.fromArray(F, o, x + 5 * oh + 3 * L, fromB).blend(FloatVector.fromArray(F, o, o0 + 5 * oh + ea, fromA), fromA);
-        for (int j = 0; j < n; j++) {
-            int kr = off + j * w, pr = p0 + j * pj;
-            FloatVector k0 = FloatVector.fromArray(F, k, kr + c);
-            FloatVector k1 = FloatVector.fromArray(F, k, kr + c + L);
-            FloatVector k2 = FloatVector.fromArray(F, k, kr + c + 2 * L);
-            FloatVector k3 = FloatVector.fromArray(F, k, kr + eb).blend(FloatVector.fromArray(F, k, kr + ea, fromA), fromA);
-            FloatVector b0 = FloatVector.broadcast(F, p[pr]);
-            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
-            FloatVector b1 = FloatVector.broadcast(F, p[pr + ph]);
-            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
-            FloatVector b2 = FloatVector.broadcast(F, p[pr + 2 * ph]);
-            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22); a23 = k3.fma(b2, a23);
-            FloatVector b3 = FloatVector.broadcast(F, p[pr + 3 * ph]);
-            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32); a33 = k3.fma(b3, a33);
-            FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
-            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42); a43 = k3.fma(b4, a43);
-            FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
-            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52); a53 = k3.fma(b5, a53);
-        }
-        a00.intoArray(o, x); a01.intoArray(o, x + L); a02.intoArray(o, x + 2 * L);
-        a03.intoArray(o, x + 3 * L, fromB); a03.intoArray(o, o0 + ea, fromA);
-        a10.intoArray(o, x + oh); a11.intoArray(o, x + oh + L); a12.intoArray(o, x + oh + 2 * L);
-        a13.intoArray(o, x + oh + 3 * L, fromB); a13.intoArray(o, o0 + oh + ea, fromA);
-        a20.intoArray(o, x + 2 * oh); a21.intoArray(o, x + 2 * oh + L); a22.intoArray(o, x + 2 * oh + 2 * L);
-        a23.intoArray(o, x + 2 * oh + 3 * L, fromB); a23.intoArray(o, o0 + 2 * oh + ea, fromA);
-        a30.intoArray(o, x + 3 * oh); a31.intoArray(o, x + 3 * oh + L); a32.intoArray(o, x + 3 * oh + 2 * L);
-        a33.intoArray(o, x + 3 * oh + 3 * L, fromB); a33.intoArray(o, o0 + 3 * oh + ea, fromA);
-        a40.intoArray(o, x + 4 * oh); a41.intoArray(o, x + 4 * oh + L); a42.intoArray(o, x + 4 * oh + 2 * L);
-        a43.intoArray(o, x + 4 * oh + 3 * L, fromB); a43.intoArray(o, o0 + 4 * oh + ea, fromA);
-        a50.intoArray(o, x + 5 * oh); a51.intoArray(o, x + 5 * oh + L); a52.intoArray(o, x + 5 * oh + 2 * L);
-        a53.intoArray(o, x + 5 * oh + 3 * L, fromB); a53.intoArray(o, o0 + 5 * oh + ea, fromA);
     }
 
     /** 6 heads × 2 latent vectors: 12 accumulators (16 registers: + 2 of K + 1 broadcast). */

@@ -186,55 +186,6 @@ class GemmTest {
         }
     }
 
-    @Test
-    void valuesFromLineStartsGiveTheSameBitsAtEveryLineOffset() {
-        // values32 told where k[0] lies in a line (0 … 15 floats) starts its vectors at the first column on a line and
-        // puts the last vector together from the two ends (v6x4e): the same FMAs in the same order per output, so the
-        // same bits as with the offset unknown (−1), and within the double sum's tolerance; rows from the array's first
-        // element (the loads before it masked) and from a later row; for P as the absorbed path
-        // holds it ([h, j]) and as the tiled path does ([j, h]), rows in place at a cache offset, latent widths that
-        // take the shifted blocks (512, 448, 256) and one that does not (500), column ranges from 0 and from 16
-        Random rnd = new Random(17);
-        int stride = 576;
-        for (int dc : new int[] {512, 448, 256, 500}) for (int heads : new int[] {6, 13, 16, 17, 40, 128}) for (int rowOff : new int[] {0, 3 * stride}) {
-            int n = 9, hp = Gemm.paddedHeads(heads);
-            float[] k = random(rnd, rowOff + n * stride), o0 = random(rnd, heads * dc);
-            for (boolean tiled : new boolean[] {false, true}) {
-                int ph = tiled ? 1 : n + 3, pj = tiled ? hp : 1;
-                float[] p = random(rnd, tiled ? n * hp : heads * ph);
-                for (int[] cols : new int[][] {{0, dc}, {16, dc}}) {
-                    float[] unknown = o0.clone();
-                    Gemm.values32(p, 0, ph, pj, heads, k, rowOff, stride, n, cols[0], cols[1], unknown, 0, dc, false, LineOffsets.UNKNOWN);
-                    for (int line = 0; line < 16; line++) {
-                        float[] o = o0.clone();
-                        Gemm.values32(p, 0, ph, pj, heads, k, rowOff, stride, n, cols[0], cols[1], o, 0, dc, false, line);
-                        String where = "dc " + dc + " H" + heads + " rows from " + rowOff + (tiled ? " tiled" : " absorbed") + " cols " + cols[0] + "-" + cols[1] + " line " + line;
-                        org.junit.jupiter.api.Assertions.assertArrayEquals(unknown, o, where);
-                        for (int h = 0; h < heads; h += 5) {
-                            for (int c = 0; c < dc; c++) {
-                                double want = o0[h * dc + c];
-                                if (c >= cols[0]) for (int j = 0; j < n; j++) want += (double) p[h * ph + j * pj] * k[rowOff + j * stride + c];
-                                check(want, o[h * dc + c], n, where + " h" + h + " c" + c);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    @Test
-    void lineOffsetsAreKnownOnlyForArraysG1AllocatesHumongous() {
-        // with G1 (the build's JVM) an array of half a region or more starts on a region, element 0 a header past it;
-        // a small array's start is not known
-        assertTrue(LineOffsets.of(new float[16]) == LineOffsets.UNKNOWN, "a 64-byte array's line offset is not known");
-        if (LineOffsets.HUMONGOUS_START != LineOffsets.UNKNOWN) {
-            assertTrue(LineOffsets.HUMONGOUS_START >= 3 && LineOffsets.HUMONGOUS_START <= 5, "header of 12, 16 or 20 bytes: " + LineOffsets.HUMONGOUS_START);
-            assertTrue(LineOffsets.of(new float[(int) LineOffsets.HUMONGOUS_LENGTH]) == LineOffsets.HUMONGOUS_START);
-            assertTrue(LineOffsets.of(new float[(int) LineOffsets.HUMONGOUS_LENGTH - 1]) == LineOffsets.UNKNOWN);
-        }
-    }
-
     /** f32 sums of terms in [-1, 1]: within 1e-6 per term of the double sum. */
     private static void check(double want, float got, int terms, String where) {
         assertTrue(Math.abs(want - got) <= 1e-6 * terms + 1e-6, where + ": " + got + " against " + want);

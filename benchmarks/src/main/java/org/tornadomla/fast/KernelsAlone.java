@@ -27,7 +27,7 @@ import java.util.concurrent.CyclicBarrier;
  * <pre>
  * java --add-modules jdk.incubator.vector -cp benchmarks/target/benchmarks.jar org.tornadomla.fast.KernelsAlone [rounds=20] [heads=128,16] [lines]
  * </pre>
- * {@code lines} times the values alone with the cache's rows at four places in a 64-byte line instead ({@link LineOffsets}).
+ * {@code lines} times the values alone with the rows at four places in a 64-byte line instead.
  */
 public final class KernelsAlone {
     private KernelsAlone() {
@@ -157,44 +157,38 @@ public final class KernelsAlone {
     }
 
     /**
-     * {@code lines}: the values over one 128-row run (two tiles, as {@link FastAttention#VALUES_RUN} takes them) of a
-     * large array that G1 places at a region's start, the rows at 0, 4, 8 and 12 floats past the array's first element,
-     * each with the kernel told where that lies in a 64-byte line ({@link LineOffsets}) and with it not known; one
-     * thread, rounds of 100 ms per variant, the variants taking turns; the median and the best round.
+     * {@code lines}: {@link Gemm#values} alone over one 128-row run (two tiles, as {@link FastAttention#VALUES_RUN} takes
+     * them) of one large array, the rows at 0, 4, 8 and 12 floats past the array's first element; one thread, rounds of
+     * 100 ms per offset, the offsets taking turns; the median and the best round. Rows of 576 floats all lie at the same
+     * place in a 64-byte line, so one of the four puts every 512-bit load of the kernel inside one line and the other
+     * three make each one straddle two. Java does not say where an array lies; G1 places an array of half a heap
+     * region or more at a region's start, 16 bytes before its first element with the usual object header, which
+     * makes the offset 12 the one on a line there (docs/cpu-kernels.md §9).
      */
     private static void lineOffsets(int[] heads, int rounds) {
         int n = 2 * N, cap = CAPACITY;
-        float[] k = random(new SplittableRandom(1), 4 << 20);     // 16 MB: humongous on a heap of up to 16 GB
-        int known = LineOffsets.of(k);
-        System.out.printf("values alone over %d rows × %d floats in one %d MB array, one thread; the array's element 0 is %s%n",
-                n, W, k.length / (1 << 18), known == LineOffsets.UNKNOWN ? "at an unknown place in a line (no G1, or -Dtornadomla.fast.lineAligned=false)"
-                        : known + " floats past a 64-byte line (LineOffsets)");
+        float[] k = random(new SplittableRandom(1), 4 << 20);     // 16 MB
+        System.out.printf("values alone over %d rows × %d floats of one %d MB array, one thread, rounds of 100 ms%n", n, W, k.length / (1 << 18));
         int[] shifts = {0, 4, 8, 12};
         for (int h : heads) {
             float[] p = random(new SplittableRandom(2), h * cap), o = new float[h * DC];
             for (int i = 0; i < p.length; i++) p[i] *= 1e-3f;
             double flops = 2.0 * n * h * DC;
-            double[][][] g = new double[2][shifts.length][rounds];
-            for (int warm = 0; warm < 4000; warm++) {
-                int at = (1 << 20) + shifts[warm % 4];
-                Gemm.values32(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC, false, warm % 8 < 4 ? known : LineOffsets.UNKNOWN);
-            }
+            double[][] g = new double[shifts.length][rounds];
+            for (int warm = 0; warm < 4000; warm++) Gemm.values(p, 0, cap, 1, h, k, (1 << 20) + shifts[warm % 4], W, n, 0, DC, o, 0, DC);
             for (int r = 0; r < rounds; r++) {
-                for (int told = 0; told < 2; told++) {
-                    for (int si = 0; si < shifts.length; si++) {
-                        int at = (1 << 20) + shifts[si], line = told == 0 ? known : LineOffsets.UNKNOWN;
-                        long t0 = System.nanoTime(), calls = 0;
-                        while (System.nanoTime() - t0 < 100_000_000L) {
-                            Gemm.values32(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC, false, line);
-                            calls++;
-                        }
-                        g[told][si][r] = calls * flops / (System.nanoTime() - t0);
+                for (int si = 0; si < shifts.length; si++) {
+                    int at = (1 << 20) + shifts[si];
+                    long t0 = System.nanoTime(), calls = 0;
+                    while (System.nanoTime() - t0 < 100_000_000L) {
+                        Gemm.values(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC);
+                        calls++;
                     }
+                    g[si][r] = calls * flops / (System.nanoTime() - t0);
                 }
             }
             for (int si = 0; si < shifts.length; si++) {
-                String where = known == LineOffsets.UNKNOWN ? "at +" + shifts[si] + " floats" : (known + shifts[si]) % 16 + " floats past a line";
-                System.out.printf("H%-4d rows %-22s kernel told: %s GFLOP/s; not told: %s%n", h, where, medianBest(g[0][si]), medianBest(g[1][si]));
+                System.out.printf("H%-4d rows from +%-2d floats: %s GFLOP/s%n", h, shifts[si], medianBest(g[si]));
             }
         }
     }
