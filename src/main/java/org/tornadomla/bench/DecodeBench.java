@@ -16,6 +16,8 @@ import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.Weight;
 import org.tornadomla.weights.WeightDtype;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -260,14 +262,27 @@ public final class DecodeBench {
         return out;
     }
 
+    /**
+     * A task's mean wall ms per step and, where the executor runs its loops on threads of its own (java-fast), each
+     * thread's mean ms in them, the calling thread first (else empty): the rest of the wall time a thread waited.
+     */
+    public record TaskTime(String task, double ms, double[] threadMs) {
+    }
+
     /** Mean ms per task over {@code steps} steps on a JVM executor, with the task names: where the time goes. */
-    public java.util.LinkedHashMap<String, Double> breakdown(org.tornadomla.graph.JvmExecutor executor, int steps) {
+    public List<TaskTime> breakdown(org.tornadomla.graph.JvmExecutor executor, int steps) {
         KernelGraph graph = graph(executor).graph();
-        long[] ns = new long[graph.tasks().size()];
+        int tasks = graph.tasks().size(), threads = executor.threadsTimed();
+        long[] ns = new long[tasks];
+        long[][] busy = new long[tasks][threads];
         executor.execute(graph);                          // warm
-        for (int i = 0; i < steps; i++) executor.execute(graph, ns);
-        java.util.LinkedHashMap<String, Double> out = new java.util.LinkedHashMap<>();
-        for (int i = 0; i < ns.length; i++) out.put(graph.tasks().get(i).id(), ns[i] / 1e6 / steps);
+        for (int i = 0; i < steps; i++) executor.execute(graph, ns, busy);
+        List<TaskTime> out = new ArrayList<>();
+        for (int i = 0; i < tasks; i++) {
+            double[] perThread = new double[threads];
+            for (int t = 0; t < threads; t++) perThread[t] = busy[i][t] / 1e6 / steps;
+            out.add(new TaskTime(graph.tasks().get(i).id(), ns[i] / 1e6 / steps, perThread));
+        }
         return out;
     }
 

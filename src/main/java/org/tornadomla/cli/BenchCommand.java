@@ -168,7 +168,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over a further set "
             + "of steps, half as many as were timed (at most 200); each task is timed on its own, so on small shapes, where a "
-            + "task lasts microseconds, their sum can exceed the step")
+            + "task lasts microseconds, their sum can exceed the step; on java-fast also each thread's time in a task's parallel loops, "
+            + "so a thread that waited for another shows")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
@@ -590,8 +591,19 @@ public final class BenchCommand implements Callable<Integer> {
                         // half as many steps as were timed (at most 200): 20 steps of a 5 ms step moved by ±15 % between runs
                         int steps = Math.max(2, Math.min(200, r.iterations() / 2));
                         StringBuilder sb = new StringBuilder("    tasks, ms:");
-                        bench.breakdown(jvm, steps).forEach((task, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", task, ms)));
+                        List<DecodeBench.TaskTime> times = bench.breakdown(jvm, steps);
+                        times.forEach(task -> sb.append(String.format(Locale.ROOT, " %s %.3f", task.task(), task.ms())));
                         out.println(sb);
+                        if (jvm.threadsTimed() > 1) {
+                            // each thread's time in a task's loops: where one thread's is short of the task's, it waited
+                            StringBuilder th = new StringBuilder("    threads in them, ms (caller first; the rest of a task's time a thread waited):");
+                            for (DecodeBench.TaskTime task : times) {
+                                th.append(' ').append(task.task()).append(' ');
+                                double[] ms = task.threadMs();
+                                for (int i = 0; i < ms.length; i++) th.append(i > 0 ? "/" : "").append(String.format(Locale.ROOT, "%.3f", ms[i]));
+                            }
+                            out.println(th);
+                        }
                     }
                     out.flush();
                 }

@@ -146,6 +146,47 @@ public final class FastExecutor extends JvmExecutor {
     }
 
     /**
+     * As {@link #execute(KernelGraph, long[])}, and adds to {@code threadNanos[i][t]} the time thread t of the spinning
+     * pool spent in task i's parallel loops (t = 0 the calling thread, 1 … the workers). What a task's wall time has
+     * beyond a thread's time, that thread waited: for the others to finish, or between loops. For benchmarks ({@code mla
+     * bench --breakdown}); on a caller's ForkJoin pool there is no such count ({@link #threadsTimed()} 0) and threadNanos
+     * stays as it was.
+     */
+    @Override
+    public void execute(KernelGraph graph, long[] taskNanos, long[][] threadNanos) {
+        java.util.Objects.requireNonNull(taskNanos, "taskNanos");
+        int tasks = graph.tasks().size();
+        if (threadNanos.length < tasks) throw new MlaException("threadNanos holds " + threadNanos.length + " rows for a graph of " + tasks + " tasks");
+        if (spin == null) {
+            execute(graph, taskNanos);
+            return;
+        }
+        for (long[] row : threadNanos) {
+            if (row.length < spin.threads()) throw new MlaException("threadNanos rows hold " + row.length + " threads; this executor runs " + spin.threads());
+        }
+        ScopedValue.where(THREAD_NANOS, threadNanos).where(SpinPool.BUSY, new long[spin.threads()]).run(() -> execute(graph, taskNanos));
+    }
+
+    /** The spinning pool's threads, the caller included; 0 on a caller's ForkJoin pool. */
+    @Override
+    public int threadsTimed() {
+        return spin != null ? spin.threads() : 0;
+    }
+
+    /** Where {@link #execute(KernelGraph, long[], long[][])} adds each task's time per thread. */
+    private static final ScopedValue<long[][]> THREAD_NANOS = ScopedValue.newInstance();
+
+    @Override
+    protected void taskTimed(int index) {
+        if (!THREAD_NANOS.isBound() || !SpinPool.BUSY.isBound()) return;
+        long[] busy = SpinPool.BUSY.get(), row = THREAD_NANOS.get()[index];
+        for (int t = 0; t < busy.length; t++) {
+            row[t] += busy[t];
+            busy[t] = 0;
+        }
+    }
+
+    /**
      * Stops this executor's own threads (made by {@link #FastExecutor(int)}); the shared pool and a caller's
      * ForkJoin pool keep running. Either way the executor refuses to run graphs afterwards. Closing twice is harmless.
      */

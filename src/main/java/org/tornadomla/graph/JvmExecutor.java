@@ -49,9 +49,31 @@ public class JvmExecutor implements GraphExecutor {
             } catch (Throwable e) {
                 throw new IllegalStateException("task " + t.name() + " failed", e);
             }
-            if (taskNanos != null) taskNanos[i] += System.nanoTime() - t0;
+            if (taskNanos != null) {
+                taskNanos[i] += System.nanoTime() - t0;
+                taskTimed(i);
+            }
             i++;
         }
+    }
+
+    /**
+     * As {@link #execute(KernelGraph, long[])}, and adds to {@code threadNanos[i][t]} the time thread t spent in task i's
+     * parallel loops, for the {@link #threadsTimed()} threads of an executor that runs them on threads of its own; a
+     * task's wall time less a thread's time is what that thread waited. Here (sequential) there are none, and
+     * threadNanos stays as it was.
+     */
+    public void execute(KernelGraph graph, long[] taskNanos, long[][] threadNanos) {
+        execute(graph, taskNanos);
+    }
+
+    /** How many threads {@link #execute(KernelGraph, long[], long[][])} times per task: here none. */
+    public int threadsTimed() {
+        return 0;
+    }
+
+    /** Called after task {@code index} of an {@link #execute(KernelGraph, long[])} that times its tasks; here, nothing. */
+    protected void taskTimed(int index) {
     }
 
     /** (Object[]) → void: the kernel called with the array's elements as its arguments (unboxed as it needs). */

@@ -432,6 +432,27 @@ class CliTest {
     }
 
     @Test
+    void benchBreakdownListsEachTaskAndOnJavaFastEachThreadsTimeInIt() {
+        Run r = mla("bench", "--backends", "java-reference,java-fast", "--heads", "4", "--batch", "1", "--context", "40", "--dtype", "f32",
+                "--path", "absorbed", "--budget-ms", "5", "--breakdown");
+        assertEquals(0, r.code, r.err);
+        String all = r.out + r.err;
+        List<String> tasks = all.lines().filter(l -> l.startsWith("    tasks, ms: absorb_q ")).toList();
+        assertEquals(2, tasks.size(), all);                         // one per backend
+        assertTrue(tasks.get(1).matches("    tasks, ms: absorb_q [0-9.]+ scores [0-9.]+ softmax [0-9.]+ values [0-9.]+ unabsorb_v [0-9.]+"), tasks.get(1));
+        // java-fast runs its loops on threads of its own (one per processor): a line with each thread's time per task;
+        // the reference runs none, and a single processor leaves nothing to compare
+        List<String> threads = all.lines().filter(l -> l.startsWith("    threads in them, ms")).toList();
+        int n = Runtime.getRuntime().availableProcessors();
+        assertEquals(n > 1 ? 1 : 0, threads.size(), all);
+        if (n > 1) {
+            String perThread = "[0-9.]+(/[0-9.]+){" + (n - 1) + "}";
+            assertTrue(threads.get(0).matches(".*: absorb_q " + perThread + " scores " + perThread + " softmax " + perThread + " values " + perThread
+                    + " unabsorb_v " + perThread), threads.get(0));
+        }
+    }
+
+    @Test
     void benchOffloadTimesARestoreOfTheBytesTheSequenceHolds() {
         // context 64: 63 cached tokens and the step's own; fp8 rows of 656 B: 63 · 656 = 41,328 bytes come back
         Run r = mla("bench", "--offload", "--quick", "--layer-hidden", "128", "--context", "64", "--batch", "2", "--backends", "java-fast", "--dtype", "fp8");
