@@ -168,6 +168,11 @@ public final class DecodeBench {
     private record Built(KernelGraph graph, float[] out) {
     }
 
+    /** The step's graph as built for executor (for this package's tests). */
+    KernelGraph graphFor(GraphExecutor executor) {
+        return graph(executor).graph();
+    }
+
     public Shape shape() {
         return shape;
     }

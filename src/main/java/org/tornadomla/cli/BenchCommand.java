@@ -168,8 +168,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over a further set "
             + "of steps, half as many as were timed (at most 200); each task is timed on its own, so on small shapes, where a "
-            + "task lasts microseconds, their sum can exceed the step; on java-fast also each thread's time in a task's parallel loops, "
-            + "so a thread that waited for another shows")
+            + "task lasts microseconds, their sum can exceed the step; for the attention core on java-fast with more than one "
+            + "thread also each thread's time in a task's parallel loops, so a thread that waited for another shows")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
@@ -594,22 +594,34 @@ public final class BenchCommand implements Callable<Integer> {
                         List<DecodeBench.TaskTime> times = bench.breakdown(jvm, steps);
                         times.forEach(task -> sb.append(String.format(Locale.ROOT, " %s %.3f", task.task(), task.ms())));
                         out.println(sb);
-                        if (jvm.threadsTimed() > 1) {
-                            // each thread's time in a task's loops: where one thread's is short of the task's, it waited
-                            StringBuilder th = new StringBuilder("    threads in them, ms (caller first; the rest of a task's time a thread waited):");
-                            for (DecodeBench.TaskTime task : times) {
-                                th.append(' ').append(task.task()).append(' ');
-                                double[] ms = task.threadMs();
-                                for (int i = 0; i < ms.length; i++) th.append(i > 0 ? "/" : "").append(String.format(Locale.ROOT, "%.3f", ms[i]));
-                            }
-                            out.println(th);
-                        }
+                        if (jvm.threadsTimed() > 1) out.println(threadsLine(times, jvm.threadsTimed()));
                     }
                     out.flush();
                 }
             }
             for (GraphExecutor ex : executors.values()) bench.release(ex);
         }
+    }
+
+    /**
+     * --breakdown's line of each thread's time in a task's parallel loops: main/worker 1/… with up to 4 threads, else
+     * the least, the median and the most of them.
+     */
+    static String threadsLine(List<DecodeBench.TaskTime> times, int threads) {
+        StringBuilder th = new StringBuilder(threads <= 4
+                ? "    each thread in the task's loops, ms (main/worker 1/…; short of the task's time: it waited, started late or ran serial code):"
+                : "    " + threads + " threads in the task's loops, ms (least/median/most; short of the task's time: a thread waited, started late or ran serial code):");
+        for (DecodeBench.TaskTime task : times) {
+            double[] ms = task.threadMs();
+            if (threads > 4) {
+                ms = ms.clone();
+                java.util.Arrays.sort(ms);
+                ms = new double[] {ms[0], ms[ms.length / 2], ms[ms.length - 1]};
+            }
+            th.append(' ').append(task.task()).append(' ');
+            for (int i = 0; i < ms.length; i++) th.append(i > 0 ? "/" : "").append(String.format(Locale.ROOT, "%.3f", ms[i]));
+        }
+        return th.toString();
     }
 
     /** Runs of consecutive shapes that can share one cache: tiled, same dtype, batch and heads. */

@@ -147,24 +147,26 @@ public final class FastExecutor extends JvmExecutor {
 
     /**
      * As {@link #execute(KernelGraph, long[])}, and adds to {@code threadNanos[i][t]} the time thread t of the spinning
-     * pool spent in task i's parallel loops (t = 0 the calling thread, 1 … the workers). What a task's wall time has
-     * beyond a thread's time, that thread waited: for the others to finish, or between loops. For benchmarks ({@code mla
-     * bench --breakdown}); on a caller's ForkJoin pool there is no such count ({@link #threadsTimed()} 0) and threadNanos
-     * stays as it was.
+     * pool spent in task i's parallel loops (t = 0 the calling thread, 1 … the workers) where taskNanos is given. What a
+     * task's wall time has beyond a thread's is time that thread waited, started late or, for the calling thread, spent
+     * in the task's serial code. For benchmarks ({@code mla bench --breakdown}); on a caller's ForkJoin pool there is no
+     * such count ({@link #threadsTimed()} 0) and threadNanos stays as it was.
      */
     @Override
     public void execute(KernelGraph graph, long[] taskNanos, long[][] threadNanos) {
-        java.util.Objects.requireNonNull(taskNanos, "taskNanos");
-        int tasks = graph.tasks().size();
-        if (threadNanos.length < tasks) throw new MlaException("threadNanos holds " + threadNanos.length + " rows for a graph of " + tasks + " tasks");
-        if (spin == null) {
-            execute(graph, taskNanos);
+        java.util.Objects.requireNonNull(threadNanos, "threadNanos");
+        if (closed || spin == null || taskNanos == null) {
+            execute(graph, taskNanos);            // refuses a closed executor; nothing to count per thread otherwise
             return;
         }
+        int tasks = graph.tasks().size();
+        if (threadNanos.length < tasks) throw new MlaException("threadNanos holds " + threadNanos.length + " rows for a graph of " + tasks + " tasks");
         for (long[] row : threadNanos) {
+            java.util.Objects.requireNonNull(row, "a row of threadNanos");
             if (row.length < spin.threads()) throw new MlaException("threadNanos rows hold " + row.length + " threads; this executor runs " + spin.threads());
         }
-        ScopedValue.where(THREAD_NANOS, threadNanos).where(SpinPool.BUSY, new long[spin.threads()]).run(() -> execute(graph, taskNanos));
+        ScopedValue.where(TIMING, new Timing(this, threadNanos, new SpinPool.Busy(spin, new long[spin.threads()])))
+                .run(() -> ScopedValue.where(SpinPool.BUSY, TIMING.get().busy()).run(() -> execute(graph, taskNanos)));
     }
 
     /** The spinning pool's threads, the caller included; 0 on a caller's ForkJoin pool. */
@@ -173,16 +175,21 @@ public final class FastExecutor extends JvmExecutor {
         return spin != null ? spin.threads() : 0;
     }
 
-    /** Where {@link #execute(KernelGraph, long[], long[][])} adds each task's time per thread. */
-    private static final ScopedValue<long[][]> THREAD_NANOS = ScopedValue.newInstance();
+    /** Which executor's {@link #execute(KernelGraph, long[], long[][])} is counting, where, and its pool's counts. */
+    private record Timing(FastExecutor executor, long[][] threadNanos, SpinPool.Busy busy) {
+    }
 
+    private static final ScopedValue<Timing> TIMING = ScopedValue.newInstance();
+
+    /** After task index of a timed execute: its threads' counts move into threadNanos (this executor's call only). */
     @Override
     protected void taskTimed(int index) {
-        if (!THREAD_NANOS.isBound() || !SpinPool.BUSY.isBound()) return;
-        long[] busy = SpinPool.BUSY.get(), row = THREAD_NANOS.get()[index];
-        for (int t = 0; t < busy.length; t++) {
-            row[t] += busy[t];
-            busy[t] = 0;
+        Timing t = TIMING.isBound() ? TIMING.get() : null;
+        if (t == null || t.executor() != this) return;
+        long[] busy = t.busy().nanos(), row = t.threadNanos()[index];
+        for (int i = 0; i < busy.length; i++) {
+            row[i] += busy[i];
+            busy[i] = 0;
         }
     }
 

@@ -15,16 +15,31 @@ import java.util.function.IntConsumer;
  * second caller while a job runs (one pool may serve several executors' threads). The first exception of a
  * job is rethrown in the caller after every index has finished.
  *
- * <p>Where the caller has bound {@link #BUSY} to an array of {@link #threads()} longs, each job adds to it the
- * nanoseconds each thread spent in the loop's bodies (index 0 the caller, t + 1 worker t): a task's wall time less a
- * thread's busy time is what that thread waited, for the others or for work ({@code mla bench --breakdown}).
+ * <p>Where the caller has bound {@link #BUSY} to this pool and an array of {@link #threads()} longs, each job adds
+ * to it the nanoseconds each thread spent in the loop's bodies (index 0 the caller, t + 1 worker t): what a task's
+ * wall time has beyond a thread's is time that thread waited, started late or, for the caller, spent outside the loops
+ * ({@code mla bench --breakdown}). Another pool's loops on the same thread leave it alone, and a loop nested in a
+ * counted one is not counted again.
  */
 final class SpinPool implements AutoCloseable {
     /** How long an idle worker spins before it parks (system property tornadomla.fast.spinMs). */
     static final long SPIN_MS = Long.getLong("tornadomla.fast.spinMs", 50);
 
-    /** Where the calling thread collects each thread's time in loop bodies (see the class comment), or unbound. */
-    static final ScopedValue<long[]> BUSY = ScopedValue.newInstance();
+    /** A pool and where its loops add each thread's time in their bodies (see the class comment). */
+    record Busy(SpinPool pool, long[] nanos) {
+        Busy {
+            if (nanos.length < pool.threads()) throw new IllegalArgumentException("Busy holds " + nanos.length + " slots for " + pool.threads() + " threads");
+        }
+    }
+
+    /** Bound by a caller that wants its loops on a pool counted ({@link Busy}); bound to null inside a counted inline loop. */
+    static final ScopedValue<Busy> BUSY = ScopedValue.newInstance();
+
+    /** This pool's counts where the calling thread has bound them, else null. */
+    private long[] counted() {
+        Busy b = BUSY.isBound() ? BUSY.get() : null;
+        return b != null && b.pool() == this ? b.nanos() : null;
+    }
 
     private static final class Job {
         final int n;
@@ -84,11 +99,21 @@ final class SpinPool implements AutoCloseable {
     void forEach(int n, IntConsumer body) {
         if (n <= 0) return;
         if (n == 1 || workers.length == 0 || INSIDE.get() == this || closed || !busy.compareAndSet(false, true)) {
-            // inline: on the caller, whose time counts in slot 0 unless this is a worker's nested loop (counted already)
-            long[] into = BUSY.isBound() && INSIDE.get() != this ? BUSY.get() : null;
-            long t0 = into != null ? System.nanoTime() : 0;
-            for (int i = 0; i < n; i++) body.accept(i);
-            if (into != null) into[0] += System.nanoTime() - t0;
+            // inline, on this thread: the caller's time (slot 0), unless this is a worker's nested loop, counted already;
+            // loops nested in it are not counted again (BUSY bound to null for them)
+            long[] into = INSIDE.get() != this ? counted() : null;
+            if (into == null) {
+                for (int i = 0; i < n; i++) body.accept(i);
+                return;
+            }
+            long t0 = System.nanoTime();
+            try {
+                ScopedValue.where(BUSY, null).run(() -> {
+                    for (int i = 0; i < n; i++) body.accept(i);
+                });
+            } finally {
+                into[0] += System.nanoTime() - t0;
+            }
             return;
         }
         try {
@@ -99,9 +124,7 @@ final class SpinPool implements AutoCloseable {
     }
 
     private void runJob(int n, IntConsumer body) {
-        long[] into = BUSY.isBound() ? BUSY.get() : null;
-        if (into != null && into.length < threads()) throw new IllegalArgumentException("SpinPool.BUSY holds " + into.length + " slots for " + threads() + " threads");
-        Job j = new Job(n, body, into);
+        Job j = new Job(n, body, counted());
         job = j;
         for (Thread w : workers) LockSupport.unpark(w);      // parked ones wake; spinning ones see the job anyway
         INSIDE.set(this);

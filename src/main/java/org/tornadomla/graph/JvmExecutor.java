@@ -58,12 +58,13 @@ public class JvmExecutor implements GraphExecutor {
     }
 
     /**
-     * As {@link #execute(KernelGraph, long[])}, and adds to {@code threadNanos[i][t]} the time thread t spent in task i's
-     * parallel loops, for the {@link #threadsTimed()} threads of an executor that runs them on threads of its own; a
-     * task's wall time less a thread's time is what that thread waited. Here (sequential) there are none, and
-     * threadNanos stays as it was.
+     * As {@link #execute(KernelGraph, long[])}, and, where taskNanos is given, adds to {@code threadNanos[i][t]} the
+     * time thread t spent in task i's parallel loops, for the {@link #threadsTimed()} threads of an executor that runs
+     * them on threads of its own (rows of at least that many). Here (sequential) there are none, and threadNanos stays
+     * as it was.
      */
     public void execute(KernelGraph graph, long[] taskNanos, long[][] threadNanos) {
+        java.util.Objects.requireNonNull(threadNanos, "threadNanos");
         execute(graph, taskNanos);
     }
 
@@ -72,7 +73,10 @@ public class JvmExecutor implements GraphExecutor {
         return 0;
     }
 
-    /** Called after task {@code index} of an {@link #execute(KernelGraph, long[])} that times its tasks; here, nothing. */
+    /**
+     * Called after task {@code index} of an {@link #execute(KernelGraph, long[])} that times its tasks, on the calling
+     * thread; here, nothing (an executor with threads of its own collects their times there).
+     */
     protected void taskTimed(int index) {
     }
 

@@ -26,17 +26,54 @@ class DecodeBenchBreakdownTest {
             assertEquals(2, fast.threadsTimed());
             List<DecodeBench.TaskTime> got = bench.breakdown(fast, 20);
             assertEquals(tasks, got.stream().map(DecodeBench.TaskTime::task).toList());
-            double total = 0;
+            double total = 0, worker = 0;
             for (DecodeBench.TaskTime t : got) {
                 assertEquals(2, t.threadMs().length, t.task());
                 // a thread's time in a task's loops is part of the task's wall time (the clock read around each body
                 // and around the task: within 0.02 ms a step)
                 for (double ms : t.threadMs()) assertTrue(ms >= 0 && ms <= t.ms() + 0.02, t.task() + ": a thread " + ms + " ms in a task of " + t.ms());
                 total += t.threadMs()[0] + t.threadMs()[1];
+                worker += t.threadMs()[1];
             }
-            // the step's products run in those loops: the threads' time is most of the step's, not nothing
+            // the step's products run in those loops: the threads' time is most of the step's, and the worker took its
+            // share of the pieces over 20 steps
             double step = got.stream().mapToDouble(DecodeBench.TaskTime::ms).sum();
             assertTrue(total > 0.5 * step, "threads busy " + total + " ms of a step of " + step + " ms (2 threads)");
+            assertTrue(worker > 0, "the worker thread's time was never counted");
+        }
+        // on a caller's ForkJoin pool java-fast has no threads of its own to count: the rows stay as they were
+        java.util.concurrent.ForkJoinPool fj = new java.util.concurrent.ForkJoinPool(2);
+        try (FastExecutor onPool = new FastExecutor(fj)) {
+            assertEquals(0, onPool.threadsTimed());
+            for (DecodeBench.TaskTime t : bench.breakdown(onPool, 2)) assertEquals(0, t.threadMs().length, t.task());
+        } finally {
+            fj.shutdown();
+        }
+    }
+
+    @Test
+    void theTimedCallRefusesRowsThatDoNotFitAndAClosedExecutor() {
+        DecodeBench bench = new DecodeBench(SHAPE, 5);
+        FastExecutor fast = new FastExecutor(2);
+        org.tornadomla.graph.KernelGraph graph = bench.graphFor(fast);
+        int tasks = graph.tasks().size();
+        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks - 1][2]), "threadNanos holds " + (tasks - 1) + " rows for a graph of " + tasks + " tasks");
+        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks][1]), "threadNanos rows hold 1 threads; this executor runs 2");
+        NullPointerException npe = org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class, () -> fast.execute(graph, new long[tasks], null));
+        assertTrue(npe.getMessage().contains("threadNanos"), npe.getMessage());
+        // untimed (no taskNanos): runs, and counts nothing
+        long[][] rows = new long[tasks][2];
+        fast.execute(graph, null, rows);
+        for (long[] r : rows) org.junit.jupiter.api.Assertions.assertArrayEquals(new long[2], r);
+        fast.close();
+        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks][2]), "this java-fast executor is closed");
+    }
+
+    /** One MlaException whose message contains the text. */
+    private static final class MlaExceptionCheck {
+        static void expect(org.junit.jupiter.api.function.Executable call, String text) {
+            org.tornadomla.MlaException e = org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class, call);
+            assertTrue(e.getMessage().contains(text), e.getMessage());
         }
     }
 }

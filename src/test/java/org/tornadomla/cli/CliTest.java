@@ -442,14 +442,26 @@ class CliTest {
         assertTrue(tasks.get(1).matches("    tasks, ms: absorb_q [0-9.]+ scores [0-9.]+ softmax [0-9.]+ values [0-9.]+ unabsorb_v [0-9.]+"), tasks.get(1));
         // java-fast runs its loops on threads of its own (one per processor): a line with each thread's time per task;
         // the reference runs none, and a single processor leaves nothing to compare
-        List<String> threads = all.lines().filter(l -> l.startsWith("    threads in them, ms")).toList();
         int n = Runtime.getRuntime().availableProcessors();
+        List<String> threads = all.lines().filter(l -> l.startsWith(n <= 4 ? "    each thread in the task's loops, ms (main/worker 1/" : "    " + n + " threads in the task's loops")).toList();
         assertEquals(n > 1 ? 1 : 0, threads.size(), all);
         if (n > 1) {
-            String perThread = "[0-9.]+(/[0-9.]+){" + (n - 1) + "}";
+            String perThread = "[0-9.]+(/[0-9.]+){" + ((n <= 4 ? n : 3) - 1) + "}";     // every thread, or least/median/most
             assertTrue(threads.get(0).matches(".*: absorb_q " + perThread + " scores " + perThread + " softmax " + perThread + " values " + perThread
                     + " unabsorb_v " + perThread), threads.get(0));
         }
+    }
+
+    @Test
+    void theThreadsLineListsUpToFourThreadsAndOtherwiseTheLeastTheMedianAndTheMost() {
+        var times = List.of(new org.tornadomla.bench.DecodeBench.TaskTime("scores", 2.0, new double[] {1.5, 1.9}),
+                new org.tornadomla.bench.DecodeBench.TaskTime("values", 3.0, new double[] {2.5, 2.0}));
+        assertEquals("    each thread in the task's loops, ms (main/worker 1/…; short of the task's time: it waited, started late or ran serial code):"
+                + " scores 1.500/1.900 values 2.500/2.000", BenchCommand.threadsLine(times, 2));
+        var many = List.of(new org.tornadomla.bench.DecodeBench.TaskTime("values", 3.0, new double[] {2.9, 1.0, 2.0, 2.5, 2.8, 1.5, 2.2, 2.7}));
+        String line = BenchCommand.threadsLine(many, 8);
+        // sorted: 1.0 1.5 2.0 2.2 2.5 2.7 2.8 2.9: the least, the one at index 4, the most
+        assertTrue(line.startsWith("    8 threads in the task's loops, ms (least/median/most;") && line.endsWith(" values 1.000/2.500/2.900"), line);
     }
 
     @Test

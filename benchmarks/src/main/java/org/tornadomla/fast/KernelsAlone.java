@@ -158,12 +158,12 @@ public final class KernelsAlone {
 
     /**
      * {@code lines}: {@link Gemm#values} alone over one 128-row run (two tiles, as {@link FastAttention#VALUES_RUN} takes
-     * them) of one large array, the rows at 0, 4, 8 and 12 floats past the array's first element; one thread, rounds of
-     * 100 ms per offset, the offsets taking turns; the median and the best round. Rows of 576 floats all lie at the same
-     * place in a 64-byte line, so one of the four puts every 512-bit load of the kernel inside one line and the other
-     * three make each one straddle two. Java does not say where an array lies; G1 places an array of half a heap
-     * region or more at a region's start, 16 bytes before its first element with the usual object header, which
-     * makes the offset 12 the one on a line there (docs/cpu-kernels.md §9).
+     * them) of one large array, the rows at 0, 4, 8 and 12 floats past a point 4 MB into it (a whole number of lines);
+     * one thread, rounds of 100 ms per offset, the offsets taking turns; the median and the best round. Rows of 576
+     * floats all lie at the same place in a 64-byte line, so with 512-bit vectors at most one of the four puts every
+     * load of the kernel inside one line and the others make each one straddle two. Java does not say where an array
+     * lies; G1 places an array of half a heap region or more at a region's start, 16 bytes before its first element
+     * with the usual object header, which makes the offset 12 the one on a line there (docs/cpu-kernels.md §9).
      */
     private static void lineOffsets(int[] heads, int rounds) {
         int n = 2 * N, cap = CAPACITY;
