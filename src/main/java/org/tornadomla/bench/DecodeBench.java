@@ -269,7 +269,8 @@ public final class DecodeBench {
 
     /**
      * A task's mean wall ms per step and, where the executor runs its loops on threads of its own (java-fast), each
-     * thread's mean ms in them, the calling thread first (else empty): the rest of the wall time a thread waited.
+     * thread's mean ms in them, the calling thread first (else empty). A thread's ms short of the task's: it waited,
+     * started late or (the calling thread) ran the task's serial code.
      */
     public record TaskTime(String task, double ms, double[] threadMs) {
     }

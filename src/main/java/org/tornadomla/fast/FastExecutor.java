@@ -165,8 +165,8 @@ public final class FastExecutor extends JvmExecutor {
             java.util.Objects.requireNonNull(row, "a row of threadNanos");
             if (row.length < spin.threads()) throw new MlaException("threadNanos rows hold " + row.length + " threads; this executor runs " + spin.threads());
         }
-        ScopedValue.where(TIMING, new Timing(this, threadNanos, new SpinPool.Busy(spin, new long[spin.threads()])))
-                .run(() -> ScopedValue.where(SpinPool.BUSY, TIMING.get().busy()).run(() -> execute(graph, taskNanos)));
+        SpinPool.Busy busy = new SpinPool.Busy(spin, new long[spin.threads()]);
+        ScopedValue.where(TIMING, new Timing(this, threadNanos, busy.nanos())).where(SpinPool.BUSY, busy).run(() -> execute(graph, taskNanos));
     }
 
     /** The spinning pool's threads, the caller included; 0 on a caller's ForkJoin pool. */
@@ -175,8 +175,8 @@ public final class FastExecutor extends JvmExecutor {
         return spin != null ? spin.threads() : 0;
     }
 
-    /** Which executor's {@link #execute(KernelGraph, long[], long[][])} is counting, where, and its pool's counts. */
-    private record Timing(FastExecutor executor, long[][] threadNanos, SpinPool.Busy busy) {
+    /** Which executor's {@link #execute(KernelGraph, long[], long[][])} is counting, where to, and its pool's counts. */
+    private record Timing(FastExecutor executor, long[][] threadNanos, long[] busy) {
     }
 
     private static final ScopedValue<Timing> TIMING = ScopedValue.newInstance();
@@ -186,7 +186,7 @@ public final class FastExecutor extends JvmExecutor {
     protected void taskTimed(int index) {
         Timing t = TIMING.isBound() ? TIMING.get() : null;
         if (t == null || t.executor() != this) return;
-        long[] busy = t.busy().nanos(), row = t.threadNanos()[index];
+        long[] busy = t.busy(), row = t.threadNanos()[index];
         for (int i = 0; i < busy.length; i++) {
             row[i] += busy[i];
             busy[i] = 0;

@@ -101,8 +101,8 @@ final class SpinPool implements AutoCloseable {
         if (n == 1 || workers.length == 0 || INSIDE.get() == this || closed || !busy.compareAndSet(false, true)) {
             // inline, on this thread: the caller's time (slot 0), unless this is a worker's nested loop, counted already;
             // loops nested in it are not counted again (BUSY bound to null for them)
-            long[] into = INSIDE.get() != this ? counted() : null;
-            if (into == null) {
+            long[] into = counted();
+            if (into == null || INSIDE.get() == this) {
                 for (int i = 0; i < n; i++) body.accept(i);
                 return;
             }

@@ -57,8 +57,8 @@ class DecodeBenchBreakdownTest {
         FastExecutor fast = new FastExecutor(2);
         org.tornadomla.graph.KernelGraph graph = bench.graphFor(fast);
         int tasks = graph.tasks().size();
-        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks - 1][2]), "threadNanos holds " + (tasks - 1) + " rows for a graph of " + tasks + " tasks");
-        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks][1]), "threadNanos rows hold 1 threads; this executor runs 2");
+        expectRefusal(() -> fast.execute(graph, new long[tasks], new long[tasks - 1][2]), "threadNanos holds " + (tasks - 1) + " rows for a graph of " + tasks + " tasks");
+        expectRefusal(() -> fast.execute(graph, new long[tasks], new long[tasks][1]), "threadNanos rows hold 1 threads; this executor runs 2");
         NullPointerException npe = org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class, () -> fast.execute(graph, new long[tasks], null));
         assertTrue(npe.getMessage().contains("threadNanos"), npe.getMessage());
         // untimed (no taskNanos): runs, and counts nothing
@@ -66,14 +66,12 @@ class DecodeBenchBreakdownTest {
         fast.execute(graph, null, rows);
         for (long[] r : rows) org.junit.jupiter.api.Assertions.assertArrayEquals(new long[2], r);
         fast.close();
-        MlaExceptionCheck.expect(() -> fast.execute(graph, new long[tasks], new long[tasks][2]), "this java-fast executor is closed");
+        expectRefusal(() -> fast.execute(graph, new long[tasks], new long[tasks][2]), "this java-fast executor is closed");
     }
 
-    /** One MlaException whose message contains the text. */
-    private static final class MlaExceptionCheck {
-        static void expect(org.junit.jupiter.api.function.Executable call, String text) {
-            org.tornadomla.MlaException e = org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class, call);
-            assertTrue(e.getMessage().contains(text), e.getMessage());
-        }
+    /** The call throws one MlaException whose message contains the text. */
+    private static void expectRefusal(org.junit.jupiter.api.function.Executable call, String text) {
+        org.tornadomla.MlaException e = org.junit.jupiter.api.Assertions.assertThrows(org.tornadomla.MlaException.class, call);
+        assertTrue(e.getMessage().contains(text), e.getMessage());
     }
 }

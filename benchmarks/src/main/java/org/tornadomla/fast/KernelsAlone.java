@@ -88,12 +88,7 @@ public final class KernelsAlone {
             for (int i = 0; i < 2000; i++) pass.run();          // compiled before the clock starts
             for (int r = 0; r < rounds; r++) {
                 start.await();
-                long t0 = System.nanoTime(), calls = 0;
-                while (System.nanoTime() - t0 < 100_000_000L) {
-                    pass.run();
-                    calls++;
-                }
-                best[id] = Math.max(best[id], calls * flops / (System.nanoTime() - t0));
+                best[id] = Math.max(best[id], gflops(pass, flops));
             }
         });
         return best;
@@ -179,18 +174,23 @@ public final class KernelsAlone {
             for (int r = 0; r < rounds; r++) {
                 for (int si = 0; si < shifts.length; si++) {
                     int at = (1 << 20) + shifts[si];
-                    long t0 = System.nanoTime(), calls = 0;
-                    while (System.nanoTime() - t0 < 100_000_000L) {
-                        Gemm.values(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC);
-                        calls++;
-                    }
-                    g[si][r] = calls * flops / (System.nanoTime() - t0);
+                    g[si][r] = gflops(() -> Gemm.values(p, 0, cap, 1, h, k, at, W, n, 0, DC, o, 0, DC), flops);
                 }
             }
             for (int si = 0; si < shifts.length; si++) {
                 System.out.printf("H%-4d rows from +%-2d floats: %s GFLOP/s%n", h, shifts[si], medianBest(g[si]));
             }
         }
+    }
+
+    /** GFLOP/s of pass (flops each) run over and over for 100 ms. */
+    private static double gflops(Pass pass, double flops) {
+        long t0 = System.nanoTime(), calls = 0;
+        while (System.nanoTime() - t0 < 100_000_000L) {
+            pass.run();
+            calls++;
+        }
+        return calls * flops / (System.nanoTime() - t0);
     }
 
     private static String medianBest(double[] x) {
