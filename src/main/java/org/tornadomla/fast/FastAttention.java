@@ -61,6 +61,12 @@ import static org.tornadomla.fast.Vec.L;
  *   ms; in {@code ./mla bench --breakdown}, six alternating pairs, B1 H128 T4096 values 2.33–2.85 → 1.90–2.64 ms
  *   (median 2.49 → 2.27; five of six pairs faster), B1 H16 T4096 0.311–0.377 → 0.285–0.325 ms (median 0.325 →
  *   0.295).</li>
+ *   <li>above 16 heads, where the context is cut into pieces (batch 1 to 3 on 2 threads) and the executor's spinning
+ *   pool runs the loop, the values' runs go to whichever thread is free, each thread adding into its own o_lat, the
+ *   threads' sums added at the end ({@link #balancedValues}); fixed pieces left a task waiting on a thread that ran
+ *   slower. 2-vCPU Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 10–14 %
+ *   faster in five JVMs of eleven, within 4 % in the others; 64 and 40 heads the same pattern. The order of the sums
+ *   now depends on the threads' speeds ({@link #REPRODUCIBLE}).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -204,10 +210,26 @@ public final class FastAttention {
         absorbedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, VALUES_RUN);
     }
 
-    /** {@link #absorbedValues} with the tiles per run of the values' blocks given (tests run 1 and 2 on every machine). */
+    /**
+     * Whether java-fast keeps to fixed pieces of work where it would otherwise share runs out as threads free up
+     * ({@link #balancedValues}): {@code -Dtornadomla.fast.reproducible=true} gives the same bits from run to run.
+     */
+    static final boolean REPRODUCIBLE = Boolean.getBoolean("tornadomla.fast.reproducible");
+
+    private static final ThreadLocal<boolean[]> STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
+
+    /**
+     * {@link #absorbedValues} with the tiles per run of the values' blocks given (tests run 1 and 2 on every machine).
+     * Above 16 heads, where the context is cut into pieces and the executor's spinning pool runs the loop, the runs go
+     * to whichever thread is free ({@link #balancedValues}); else each piece has its own partial sums.
+     */
     static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
+        if (!REPRODUCIBLE && heads > 16 && pieces > 1
+                && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun)) {
+            return;
+        }
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
         // dim; with several parts per token row their sums are added at the end
         float[] part = pieces > 1 ? Vec.scratch(PART, rows * pieces * size) : null;
@@ -247,5 +269,80 @@ public final class FastAttention {
                 for (int p = 1; p < pieces; p++) Vec.axpy(1f, part, from + p * size, oLat, at, dc);
             });
         }
+    }
+
+    /**
+     * The values of every token row in runs of {@code valuesRun} tiles (one tile where it is not read in place), taken by
+     * whichever thread of the spinning pool is free, each thread adding into its own o_lat; the threads' sums are added
+     * at the end. With fixed pieces a thread that runs slower holds up the task: on a 2-vCPU Zen 5 whose cores at times
+     * ran the values at 0.7 of each other, B1 H128 T4096 values 2.55–3.04 → 2.27–2.70 ms in the five JVMs of eleven
+     * where that happened, within 4 % in the others (the two alternating every 20 steps in one JVM, 2026-12-06), about
+     * 5 % of the step. Which runs a thread adds, and so the order of the sums, depends on the threads' speeds: the
+     * result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). At up to 16 heads a run carries an
+     * eighth of the work, and a first version of this was slower there in five JVMs of eight (by 5–12 %), so those keep
+     * the fixed pieces. False, doing nothing, where no spinning pool runs the loop.
+     */
+    static boolean balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
+                                  int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
+        if (!Parallel.POOL.isBound()) return false;             // a ForkJoin pool's threads have no slots
+        int threads = Parallel.threads(), w = dc + dr, ws = Gemm.tileStride(w), size = heads * dc;
+        // the runs of every row: row r's runs are starts[r] … starts[r + 1] − 1
+        int[] starts = new int[rows + 1];
+        for (int r = 0; r < rows; r++) {
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
+            starts[r + 1] = starts[r] + runsOf(len, valuesRun);
+        }
+        int runs = starts[rows];
+        float[] own = Vec.scratch(PART, threads * rows * size);
+        boolean[] started = STARTED.get().length >= threads ? STARTED.get() : new boolean[threads];
+        STARTED.set(started);
+        java.util.Arrays.fill(started, false);
+        boolean ran = Parallel.forEachSlot(runs, (slot, run) -> {
+            int o0 = slot * rows * size;
+            if (!started[slot]) {                                  // this thread's first run: its o_lat starts at zero
+                java.util.Arrays.fill(own, o0, o0 + rows * size, 0f);
+                started[slot] = true;
+            }
+            int r = row(starts, run), len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+            int j0 = (run - starts[r]) * valuesRun * TILE;
+            // a run of valuesRun tiles where it lies in one block of an f32 cache, else its tiles one at a time
+            int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
+            float[] buf = Vec.scratch(ROWS, TILE * ws);
+            for (int j = j0; j < j0 + n; j += step) {
+                int m = Math.min(step, j0 + n - j);
+                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j, m, blockSize, w, dc, buf, ws);
+                float[] src = dtype == CacheLayout.F32 && inOneBlock(j, m, blockSize) ? kvFloats : buf;
+                int stride = src == kvFloats ? w : ws;
+                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + m * w);
+                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, own, o0 + r * size, dc);
+                else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, own, o0 + r * size, dc);
+            }
+        });
+        if (!ran) return false;
+        // the threads' sums, in slot order (a slot that took no run holds nothing)
+        Parallel.forEach(rows * heads, rh -> {
+            int at = rh * dc;
+            boolean added = false;
+            for (int t = 0; t < threads; t++) {
+                if (!started[t]) continue;
+                if (added) Vec.axpy(1f, own, t * rows * size + at, oLat, at, dc);
+                else System.arraycopy(own, t * rows * size + at, oLat, at, dc);
+                added = true;
+            }
+            if (!added) java.util.Arrays.fill(oLat, at, at + dc, 0f);
+        });
+        return true;
+    }
+
+    /** Runs of {@code valuesRun} tiles in a row of {@code len} cached positions. */
+    private static int runsOf(int len, int valuesRun) {
+        return (len + valuesRun * TILE - 1) / (valuesRun * TILE);
+    }
+
+    /** The row whose runs hold {@code run}: the r with starts[r] ≤ run &lt; starts[r + 1]. */
+    private static int row(int[] starts, int run) {
+        int r = 0;
+        while (starts[r + 1] <= run) r++;
+        return r;
     }
 }

@@ -26,6 +26,17 @@ final class Parallel {
         }
     }
 
+    /**
+     * body(slot, i) for i = 0 … n−1 on the spinning pool bound here, slot naming the thread (&lt; {@link #threads()}), and
+     * true; false, running nothing, where no pool is bound (a ForkJoin pool's threads have no fixed slots).
+     */
+    static boolean forEachSlot(int n, SpinPool.SlotConsumer body) {
+        SpinPool p = POOL.isBound() ? POOL.get() : null;
+        if (p == null) return false;
+        p.forEach(n, body);
+        return true;
+    }
+
     /** How many threads a parallel loop gets here. */
     static int threads() {
         if (POOL.isBound()) return POOL.get().threads();

@@ -41,15 +41,20 @@ final class SpinPool implements AutoCloseable {
         return b != null && b.pool() == this ? b.nanos() : null;
     }
 
+    /** A loop body told which thread runs it: slot 0 the caller, t + 1 worker t (a loop run inline: 0). */
+    interface SlotConsumer {
+        void accept(int slot, int index);
+    }
+
     private static final class Job {
         final int n;
-        final IntConsumer body;
+        final SlotConsumer body;
         final AtomicInteger next = new AtomicInteger(), done = new AtomicInteger();
         /** Busy nanoseconds per thread, or null; each slot written by its own thread before it counts an index done. */
         final long[] busy;
         volatile Throwable error;
 
-        Job(int n, IntConsumer body, long[] busy) {
+        Job(int n, SlotConsumer body, long[] busy) {
             this.n = n;
             this.body = body;
             this.busy = busy;
@@ -60,7 +65,7 @@ final class SpinPool implements AutoCloseable {
             while ((i = next.getAndIncrement()) < n) {
                 long t0 = busy != null ? System.nanoTime() : 0;
                 try {
-                    body.accept(i);
+                    body.accept(slot, i);
                 } catch (Throwable t) {
                     if (error == null) error = t;
                 } finally {
@@ -97,19 +102,27 @@ final class SpinPool implements AutoCloseable {
 
     /** body(i) for i = 0 … n−1, spread over the caller and the workers; returns when all are done. */
     void forEach(int n, IntConsumer body) {
+        forEach(n, (slot, i) -> body.accept(i));
+    }
+
+    /**
+     * body(slot, i) for i = 0 … n−1, spread as {@link #forEach(int, IntConsumer)} does; slot &lt; {@link #threads()}
+     * names the thread, so that a body can add into that thread's own part of an array (no two threads share a slot).
+     */
+    void forEach(int n, SlotConsumer body) {
         if (n <= 0) return;
         if (n == 1 || workers.length == 0 || INSIDE.get() == this || closed || !busy.compareAndSet(false, true)) {
             // inline, on this thread: the caller's time (slot 0), unless this is a worker's nested loop, counted already;
             // loops nested in it are not counted again (BUSY bound to null for them)
             long[] into = counted();
             if (into == null || INSIDE.get() == this) {
-                for (int i = 0; i < n; i++) body.accept(i);
+                for (int i = 0; i < n; i++) body.accept(0, i);
                 return;
             }
             long t0 = System.nanoTime();
             try {
                 ScopedValue.where(BUSY, null).run(() -> {
-                    for (int i = 0; i < n; i++) body.accept(i);
+                    for (int i = 0; i < n; i++) body.accept(0, i);
                 });
             } finally {
                 into[0] += System.nanoTime() - t0;
@@ -123,7 +136,7 @@ final class SpinPool implements AutoCloseable {
         }
     }
 
-    private void runJob(int n, IntConsumer body) {
+    private void runJob(int n, SlotConsumer body) {
         Job j = new Job(n, body, counted());
         job = j;
         for (Thread w : workers) LockSupport.unpark(w);      // parked ones wake; spinning ones see the job anyway

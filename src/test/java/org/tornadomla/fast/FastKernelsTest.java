@@ -97,6 +97,8 @@ class FastKernelsTest {
         for (int i = 0; i < oOne.length; i++) {
             assertEquals(Float.floatToIntBits(oOne[i]), Float.floatToIntBits(oTwo[i]), what + " values, one tile or two at a time, at " + i);
         }
+        // runs shared out as threads free up, each thread adding into its own o_lat (the step's spinning pool)
+        checkBalanced(sRef, f, h, by, dt.code, oRef, meta, rows, cap, cap, heads, dc, dr, what);
 
         for (int splits : new int[] {1, 3}) {
             int parts = rows * heads * splits;
@@ -116,6 +118,70 @@ class FastKernelsTest {
                 FastOnlineSoftmax.splitTiles(qLat, q, f, h, by, dt.code, op, ml, meta, rows, cap, heads, DN, dr, dc, scale, splits, inPlaceRows);
                 FastOnlineSoftmax.combine(op, ml, ol, rows, heads, splits, dc);
                 TestData.assertClose(olRef, ol, 1e-4, what + " tiled, " + splits + " splits, tiles of " + inPlaceRows + " rows in place");
+            }
+        }
+    }
+
+    /** Spinning pools of 2 and 3 threads, as a FastExecutor binds its own for a step. */
+    private static final SpinPool[] POOLS = {new SpinPool(2, "balanced-test"), new SpinPool(3, "balanced-test")};
+
+    /**
+     * FastAttention.balancedValues (the values' runs taken by whichever thread is free) against the reference's o_lat
+     * oRef, on pools of 2 and 3 threads and in runs of one and two tiles; and, on no pool, that it declines and writes
+     * nothing.
+     */
+    static void checkBalanced(float[] probs, float[] f, short[] h, byte[] by, int dtype, float[] oRef, int[] meta, int rows, int cap,
+                              int blockSize, int heads, int dc, int dr, String what) {
+        for (SpinPool pool : POOLS) {
+            for (int run = 1; run <= 2; run++) {
+                float[] o = new float[oRef.length];
+                java.util.Arrays.fill(o, Float.NaN);
+                int r = run;
+                boolean[] ran = new boolean[1];
+                ScopedValue.where(Parallel.POOL, pool).run(() ->
+                        ran[0] = FastAttention.balancedValues(probs, f, h, by, dtype, o, meta, rows, cap, blockSize, heads, dc, dr, r));
+                org.junit.jupiter.api.Assertions.assertTrue(ran[0], what + ": balanced values ran on a pool");
+                TestData.assertClose(oRef, o, 1e-4, what + " balanced values, " + pool.threads() + " threads, runs of " + run + " tiles");
+            }
+        }
+        float[] untouched = new float[oRef.length];
+        java.util.Arrays.fill(untouched, Float.NaN);
+        org.junit.jupiter.api.Assertions.assertFalse(FastAttention.balancedValues(probs, f, h, by, dtype, untouched, meta, rows, cap, blockSize, heads, dc, dr, 2),
+                what + ": balanced values without a spinning pool");
+        for (float v : untouched) org.junit.jupiter.api.Assertions.assertTrue(Float.isNaN(v), what + ": balanced values wrote without a pool");
+    }
+
+    @Test
+    void balancedValuesThroughABlockTableAndOverAPaddingRow() {
+        // blocks of 5, 16 and 64 rows (runs that cross blocks go a tile at a time, decoded or copied), a quantised cache,
+        // and a row with nothing cached (a padding row: o_lat zero), on the spinning pools
+        int heads = 40, dc = 64, cap = 300, batch = 3, w = dc + DR;
+        MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
+        for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.INT8}) {
+            LatentCache cache = new LatentCache(c, batch, cap, dt);
+            for (int b = 0; b < batch; b++) cache.write(b, TestData.gaussian(31 + b, cap * dc), TestData.gaussian(41 + b, cap * DR));
+            float[] f = CacheStorage.of(cache).floats();
+            short[] h = CacheStorage.of(cache).halves();
+            byte[] by = CacheStorage.of(cache).bytes();
+            int[] seqStart = {cap - 1, 130, 0};
+            int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, batch, 1, cap);
+            // the third row: nothing cached (position −1), as the layer marks a padding row
+            int[] padded = meta.clone();
+            padded[2 * 2] = -1;
+            float[] probs = TestData.gaussian(5, batch * heads * cap);
+            for (int i = 0; i < probs.length; i++) probs[i] = Math.abs(probs[i]) / cap;
+            float[] oRef = new float[batch * heads * dc];
+            AbsorbedAttention.absorbedValues(probs, f, h, by, dt.code, oRef, padded, batch, cap, cap, heads, dc, DR);
+            for (int i = 2 * heads * dc; i < oRef.length; i++) assertEquals(0f, oRef[i], "the reference's padding row");
+            checkBalanced(probs, f, h, by, dt.code, oRef, padded, batch, cap, cap, heads, dc, DR, dt + " padding row");
+            if (dt != CacheDtype.F32) continue;
+            for (int bs : new int[] {5, 16, 64}) {
+                org.tornadomla.kernels.Meta.Paged p = org.tornadomla.kernels.Meta.Paged.shuffled(batch, cap, bs, 7 + bs);
+                float[] pool = p.rows(f, batch, w);
+                int[] paged = p.meta(seqStart, batch, 1);
+                float[] ref = new float[batch * heads * dc];
+                AbsorbedAttention.absorbedValues(probs, pool, h, by, dt.code, ref, paged, batch, cap, bs, heads, dc, DR);
+                checkBalanced(probs, pool, h, by, dt.code, ref, paged, batch, cap, bs, heads, dc, DR, "blocks of " + bs);
             }
         }
     }

@@ -63,4 +63,29 @@ class SpinPoolTest {
         });
         assertTrue(e.getMessage().contains("1 slots for 2 threads"), e.getMessage());
     }
+
+    @Test
+    void eachSlotIsOneThreadAndNoTwoThreadsShareOne() {
+        try (SpinPool pool = new SpinPool(3, "test")) {
+            int n = 64;
+            int[] slots = new int[n];
+            Thread[] byIndex = new Thread[n];
+            pool.forEach(n, (slot, i) -> {
+                slots[i] = slot;
+                byIndex[i] = Thread.currentThread();
+                spin(0.2);
+            });
+            java.util.Map<Integer, Thread> owner = new java.util.HashMap<>();
+            for (int i = 0; i < n; i++) {
+                assertTrue(slots[i] >= 0 && slots[i] < pool.threads(), "slot " + slots[i] + " of a pool of " + pool.threads());
+                Thread before = owner.putIfAbsent(slots[i], byIndex[i]);
+                assertTrue(before == null || before == byIndex[i], "slot " + slots[i] + " ran on two threads");
+            }
+            assertTrue(owner.get(0) == Thread.currentThread(), "slot 0 is the caller");
+            // a loop run inline (one index) is the caller's: slot 0
+            int[] one = {-1};
+            pool.forEach(1, (slot, i) -> one[0] = slot);
+            assertTrue(one[0] == 0, "an inline loop ran in slot " + one[0]);
+        }
+    }
 }
