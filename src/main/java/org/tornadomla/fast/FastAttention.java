@@ -61,10 +61,9 @@ import static org.tornadomla.fast.Vec.L;
  *   ms; in {@code ./mla bench --breakdown}, six alternating pairs, B1 H128 T4096 values 2.33–2.85 → 1.90–2.64 ms
  *   (median 2.49 → 2.27; five of six pairs faster), B1 H16 T4096 0.311–0.377 → 0.285–0.325 ms (median 0.325 →
  *   0.295).</li>
- *   <li>above 16 heads, where the context is cut into pieces (batch 1 to 3 on 2 threads) and the executor's spinning
- *   pool runs the loop, the values' runs go to whichever thread is free, each thread adding into its own o_lat, the
- *   threads' sums added at the end ({@link #balancedValues}); fixed pieces left a task waiting on a thread that ran
- *   slower. 2-vCPU Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 10–14 %
+ *   <li>above 16 heads at batch 1 and 2, where the context is cut into pieces and the executor's spinning pool runs
+ *   the loop, the values' runs go to whichever thread is free, each thread adding into its own o_lat, the threads'
+ *   sums added at the end ({@link #balancedValues}); fixed pieces left a task waiting on a thread that ran slower. 2-vCPU Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 10–14 %
  *   faster in five JVMs of eleven, within 4 % in the others; 64 and 40 heads the same pattern. The order of the sums
  *   now depends on the threads' speeds ({@link #REPRODUCIBLE}).</li>
  * </ol>
@@ -212,22 +211,32 @@ public final class FastAttention {
 
     /**
      * Whether java-fast keeps to fixed pieces of work where it would otherwise share runs out as threads free up
-     * ({@link #balancedValues}): {@code -Dtornadomla.fast.reproducible=true} gives the same bits from run to run.
+     * ({@link #balances}): {@code -Dtornadomla.fast.reproducible=true} makes the order of the sums independent of the
+     * threads' speeds. Read once, when the class loads.
      */
     static final boolean REPRODUCIBLE = Boolean.getBoolean("tornadomla.fast.reproducible");
 
-    private static final ThreadLocal<boolean[]> STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
+    /**
+     * Whether the values of {@code rows} token rows of {@code heads} heads are shared out run by run ({@link
+     * #balancedValues}) rather than in fixed pieces: above 16 heads (measured: at 16 a run is too little work, see
+     * balancedValues), at most 2 token rows (each thread's o_lat per row it touches is as large as a piece's, so more
+     * rows would add more partial sums than the fixed pieces have), where the context is cut into pieces at all, and
+     * not where {@link #REPRODUCIBLE}.
+     */
+    static boolean balances(int heads, int rows, int pieces) {
+        return !REPRODUCIBLE && heads > 16 && rows <= 2 && pieces > 1;
+    }
 
     /**
      * {@link #absorbedValues} with the tiles per run of the values' blocks given (tests run 1 and 2 on every machine).
-     * Above 16 heads, where the context is cut into pieces and the executor's spinning pool runs the loop, the runs go
-     * to whichever thread is free ({@link #balancedValues}); else each piece has its own partial sums.
+     * Where {@link #balances} and the executor's spinning pool runs the loop, the runs go to whichever thread is free
+     * ({@link #balancedValues}); else each piece has its own partial sums.
      */
     static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
-        if (!REPRODUCIBLE && heads > 16 && pieces > 1
-                && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun)) {
+        if (balances(heads, rows, pieces)
+                && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun) >= 0) {
             return;
         }
         // each task reads whole cached rows of its part of the context once, in order, for every head and latent
@@ -271,41 +280,45 @@ public final class FastAttention {
         }
     }
 
+    private static final ThreadLocal<boolean[]> SLOT_STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
+    private static final ThreadLocal<int[]> RUN_STARTS = ThreadLocal.withInitial(() -> new int[0]);
+
     /**
-     * The values of every token row in runs of {@code valuesRun} tiles (one tile where it is not read in place), taken by
-     * whichever thread of the spinning pool is free, each thread adding into its own o_lat; the threads' sums are added
-     * at the end. With fixed pieces a thread that runs slower holds up the task: on a 2-vCPU Zen 5 whose cores at times
-     * ran the values at 0.7 of each other, B1 H128 T4096 values 2.55–3.04 → 2.27–2.70 ms in the five JVMs of eleven
-     * where that happened, within 4 % in the others (the two alternating every 20 steps in one JVM, 2026-12-06), about
-     * 5 % of the step. Which runs a thread adds, and so the order of the sums, depends on the threads' speeds: the
-     * result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). At up to 16 heads a run carries an
-     * eighth of the work, and a first version of this was slower there in five JVMs of eight (by 5–12 %), so those keep
-     * the fixed pieces. False, doing nothing, where no spinning pool runs the loop.
+     * The values of every token row in runs of {@code valuesRun} tiles (a tile at a time where a run is not read in
+     * place), each run taken by whichever thread of the spinning pool is free and added into that thread's own o_lat of
+     * the row; then, per row, the sums of the threads that took runs of it, in the order of their slots. With fixed
+     * pieces a thread that runs slower holds up the task: on a 2-vCPU Zen 5 whose cores at times ran the values at 0.7
+     * of each other, B1 H128 T4096 values 2.55–3.04 → 2.27–2.70 ms in the five JVMs of eleven where that happened,
+     * within 4 % in the others (the two alternating every 20 steps in one JVM, 2026-12-06), about 5 % of the step.
+     * Which runs a thread adds, and so the order of the sums, depends on the threads' speeds: the result may differ in
+     * the last bits from run to run ({@link #REPRODUCIBLE}). At up to 16 heads a run carries an eighth of the work, and
+     * a first version of this was slower there in five JVMs of eight (by 5–12 %), so those keep the fixed pieces.
+     * Returns how many threads took runs, or −1, doing nothing, where no spinning pool runs the loop (a ForkJoin pool's
+     * threads have no slots).
      */
-    static boolean balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
-                                  int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
-        if (!Parallel.POOL.isBound()) return false;             // a ForkJoin pool's threads have no slots
-        int threads = Parallel.threads(), w = dc + dr, ws = Gemm.tileStride(w), size = heads * dc;
-        // the runs of every row: row r's runs are starts[r] … starts[r + 1] − 1
-        int[] starts = new int[rows + 1];
-        for (int r = 0; r < rows; r++) {
-            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
-            starts[r + 1] = starts[r] + runsOf(len, valuesRun);
-        }
-        int runs = starts[rows];
-        float[] own = Vec.scratch(PART, threads * rows * size);
-        boolean[] started = STARTED.get().length >= threads ? STARTED.get() : new boolean[threads];
-        STARTED.set(started);
-        java.util.Arrays.fill(started, false);
-        boolean ran = Parallel.forEachSlot(runs, (slot, run) -> {
-            int o0 = slot * rows * size;
-            if (!started[slot]) {                                  // this thread's first run: its o_lat starts at zero
-                java.util.Arrays.fill(own, o0, o0 + rows * size, 0f);
-                started[slot] = true;
+    static int balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
+                              int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
+        SpinPool pool = Parallel.pool();
+        if (pool == null) return -1;
+        int threads = pool.threads(), w = dc + dr, ws = Gemm.tileStride(w), size = heads * dc;
+        // row r's runs are runStarts[r] … runStarts[r + 1] − 1
+        int[] runStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
+        RUN_STARTS.set(runStarts);
+        for (int r = 0; r < rows; r++) runStarts[r + 1] = runStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, valuesRun);
+        // the calling thread's arrays, indexed by slot (a slot names a thread within this one loop only)
+        float[] slotOLat = Vec.scratch(PART, threads * rows * size);              // [slot, row] → o_lat [heads, d_c]
+        boolean[] slotStarted = SLOT_STARTED.get().length >= threads * rows ? SLOT_STARTED.get() : new boolean[threads * rows];
+        SLOT_STARTED.set(slotStarted);
+        java.util.Arrays.fill(slotStarted, 0, threads * rows, false);
+        pool.forEach(runStarts[rows], (slot, runIndex) -> {
+            int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = own * size;
+            if (!slotStarted[own]) {                               // this thread's first run of the row: its o_lat starts at zero
+                java.util.Arrays.fill(slotOLat, o0, o0 + size, 0f);
+                slotStarted[own] = true;
             }
-            int r = row(starts, run), len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
-            int j0 = (run - starts[r]) * valuesRun * TILE;
-            // a run of valuesRun tiles where it lies in one block of an f32 cache, else its tiles one at a time
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+            int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
+            // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
             int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
             float[] buf = Vec.scratch(ROWS, TILE * ws);
             for (int j = j0; j < j0 + n; j += step) {
@@ -314,24 +327,33 @@ public final class FastAttention {
                 float[] src = dtype == CacheLayout.F32 && inOneBlock(j, m, blockSize) ? kvFloats : buf;
                 int stride = src == kvFloats ? w : ws;
                 if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + m * w);
-                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, own, o0 + r * size, dc);
-                else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, own, o0 + r * size, dc);
+                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, slotOLat, o0, dc);
+                else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, slotOLat, o0, dc);
             }
         });
-        if (!ran) return false;
-        // the threads' sums, in slot order (a slot that took no run holds nothing)
+        // per row and head, the sums of the threads that took runs of the row (none: a padding row, o_lat 0)
         Parallel.forEach(rows * heads, rh -> {
-            int at = rh * dc;
+            int r = rh / heads, at = rh * dc, from = (rh % heads) * dc;
             boolean added = false;
             for (int t = 0; t < threads; t++) {
-                if (!started[t]) continue;
-                if (added) Vec.axpy(1f, own, t * rows * size + at, oLat, at, dc);
-                else System.arraycopy(own, t * rows * size + at, oLat, at, dc);
+                int own = t * rows + r;
+                if (!slotStarted[own]) continue;
+                if (added) Vec.axpy(1f, slotOLat, own * size + from, oLat, at, dc);
+                else System.arraycopy(slotOLat, own * size + from, oLat, at, dc);
                 added = true;
             }
             if (!added) java.util.Arrays.fill(oLat, at, at + dc, 0f);
         });
-        return true;
+        int took = 0;
+        for (int t = 0; t < threads; t++) {
+            for (int r = 0; r < rows; r++) {
+                if (slotStarted[t * rows + r]) {
+                    took++;
+                    break;
+                }
+            }
+        }
+        return took;
     }
 
     /** Runs of {@code valuesRun} tiles in a row of {@code len} cached positions. */
@@ -339,10 +361,10 @@ public final class FastAttention {
         return (len + valuesRun * TILE - 1) / (valuesRun * TILE);
     }
 
-    /** The row whose runs hold {@code run}: the r with starts[r] ≤ run &lt; starts[r + 1]. */
-    private static int row(int[] starts, int run) {
+    /** The row whose runs hold {@code runIndex}: the r with runStarts[r] ≤ runIndex &lt; runStarts[r + 1] (a scan: rows ≤ 2). */
+    private static int rowOf(int[] runStarts, int runIndex) {
         int r = 0;
-        while (starts[r + 1] <= run) r++;
+        while (runStarts[r + 1] <= runIndex) r++;
         return r;
     }
 }

@@ -26,15 +26,9 @@ final class Parallel {
         }
     }
 
-    /**
-     * body(slot, i) for i = 0 … n−1 on the spinning pool bound here, slot naming the thread (&lt; {@link #threads()}), and
-     * true; false, running nothing, where no pool is bound (a ForkJoin pool's threads have no fixed slots).
-     */
-    static boolean forEachSlot(int n, SpinPool.SlotConsumer body) {
-        SpinPool p = POOL.isBound() ? POOL.get() : null;
-        if (p == null) return false;
-        p.forEach(n, body);
-        return true;
+    /** The spinning pool bound here (an executor's, for the duration of its execution), or null. */
+    static SpinPool pool() {
+        return POOL.isBound() ? POOL.get() : null;
     }
 
     /** How many threads a parallel loop gets here. */

@@ -41,7 +41,11 @@ final class SpinPool implements AutoCloseable {
         return b != null && b.pool() == this ? b.nanos() : null;
     }
 
-    /** A loop body told which thread runs it: slot 0 the caller, t + 1 worker t (a loop run inline: 0). */
+    /**
+     * A loop body told which thread runs it: slot 0 the caller, t + 1 worker t, and 0 for every index of a loop run
+     * inline (a worker's nested loop, or a second caller's while the pool is busy). A slot names a thread within one
+     * loop only, so an array indexed by slot must belong to the thread that called {@link #forEach(int, SlotConsumer)}.
+     */
     interface SlotConsumer {
         void accept(int slot, int index);
     }
@@ -107,7 +111,8 @@ final class SpinPool implements AutoCloseable {
 
     /**
      * body(slot, i) for i = 0 … n−1, spread as {@link #forEach(int, IntConsumer)} does; slot &lt; {@link #threads()}
-     * names the thread, so that a body can add into that thread's own part of an array (no two threads share a slot).
+     * names the thread, so that a body can add into that thread's own part of an array: within this loop no two
+     * threads share a slot ({@link SlotConsumer}).
      */
     void forEach(int n, SlotConsumer body) {
         if (n <= 0) return;

@@ -11,6 +11,8 @@ import org.tornadomla.kernels.OnlineSoftmax;
 import org.tornadomla.kernels.Softmax;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The fast attention kernels against the reference kernels, one kernel at a time, over the shapes that pick
@@ -133,28 +135,28 @@ class FastKernelsTest {
     static void checkBalanced(float[] probs, float[] f, short[] h, byte[] by, int dtype, float[] oRef, int[] meta, int rows, int cap,
                               int blockSize, int heads, int dc, int dr, String what) {
         for (SpinPool pool : POOLS) {
-            for (int run = 1; run <= 2; run++) {
+            for (int tiles = 1; tiles <= 2; tiles++) {
                 float[] o = new float[oRef.length];
                 java.util.Arrays.fill(o, Float.NaN);
-                int r = run;
-                boolean[] ran = new boolean[1];
+                int[] took = {-2};
+                int runTiles = tiles;
                 ScopedValue.where(Parallel.POOL, pool).run(() ->
-                        ran[0] = FastAttention.balancedValues(probs, f, h, by, dtype, o, meta, rows, cap, blockSize, heads, dc, dr, r));
-                org.junit.jupiter.api.Assertions.assertTrue(ran[0], what + ": balanced values ran on a pool");
-                TestData.assertClose(oRef, o, 1e-4, what + " balanced values, " + pool.threads() + " threads, runs of " + run + " tiles");
+                        took[0] = FastAttention.balancedValues(probs, f, h, by, dtype, o, meta, rows, cap, blockSize, heads, dc, dr, runTiles));
+                assertTrue(took[0] >= 0 && took[0] <= pool.threads(), what + ": balanced values ran on a pool of " + pool.threads() + ", " + took[0] + " threads took runs");
+                TestData.assertClose(oRef, o, 1e-4, what + " balanced values, " + pool.threads() + " threads, runs of " + tiles + " tiles");
             }
         }
         float[] untouched = new float[oRef.length];
         java.util.Arrays.fill(untouched, Float.NaN);
-        org.junit.jupiter.api.Assertions.assertFalse(FastAttention.balancedValues(probs, f, h, by, dtype, untouched, meta, rows, cap, blockSize, heads, dc, dr, 2),
+        assertEquals(-1, FastAttention.balancedValues(probs, f, h, by, dtype, untouched, meta, rows, cap, blockSize, heads, dc, dr, 2),
                 what + ": balanced values without a spinning pool");
-        for (float v : untouched) org.junit.jupiter.api.Assertions.assertTrue(Float.isNaN(v), what + ": balanced values wrote without a pool");
+        for (float v : untouched) assertTrue(Float.isNaN(v), what + ": balanced values wrote without a pool");
     }
 
     @Test
     void balancedValuesThroughABlockTableAndOverAPaddingRow() {
-        // blocks of 5, 16 and 64 rows (runs that cross blocks go a tile at a time, decoded or copied), a quantised cache,
-        // and a row with nothing cached (a padding row: o_lat zero), on the spinning pools
+        // blocks of 5, 16 and 64 rows (runs that cross blocks go a tile at a time, copied), an int8 cache (decoded),
+        // and a row with nothing cached between two that have (a padding row: o_lat zero), on the spinning pools
         int heads = 40, dc = 64, cap = 300, batch = 3, w = dc + DR;
         MlaConfig c = new MlaConfig(64, heads, 0, dc, DN, DR, 8, 10000, 1e-6, 4096, 1, null);
         for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.INT8}) {
@@ -163,18 +165,16 @@ class FastKernelsTest {
             float[] f = CacheStorage.of(cache).floats();
             short[] h = CacheStorage.of(cache).halves();
             byte[] by = CacheStorage.of(cache).bytes();
-            int[] seqStart = {cap - 1, 130, 0};
-            int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, batch, 1, cap);
-            // the third row: nothing cached (position −1), as the layer marks a padding row
-            int[] padded = meta.clone();
-            padded[2 * 2] = -1;
+            int[] seqStart = {cap - 1, 0, 130};
+            int[] padded = org.tornadomla.kernels.Meta.contiguous(seqStart, batch, 1, cap);
+            padded[2 * 1] = -1;                                   // row 1's position: −1, a padding row (CacheLayout's attnMeta)
             float[] probs = TestData.gaussian(5, batch * heads * cap);
             for (int i = 0; i < probs.length; i++) probs[i] = Math.abs(probs[i]) / cap;
             float[] oRef = new float[batch * heads * dc];
             AbsorbedAttention.absorbedValues(probs, f, h, by, dt.code, oRef, padded, batch, cap, cap, heads, dc, DR);
-            for (int i = 2 * heads * dc; i < oRef.length; i++) assertEquals(0f, oRef[i], "the reference's padding row");
+            for (int i = heads * dc; i < 2 * heads * dc; i++) assertEquals(0f, oRef[i], "the reference's padding row");
             checkBalanced(probs, f, h, by, dt.code, oRef, padded, batch, cap, cap, heads, dc, DR, dt + " padding row");
-            if (dt != CacheDtype.F32) continue;
+            if (dt != CacheDtype.F32) continue;                 // a block table over f32 rows (Meta.Paged moves float rows)
             for (int bs : new int[] {5, 16, 64}) {
                 org.tornadomla.kernels.Meta.Paged p = org.tornadomla.kernels.Meta.Paged.shuffled(batch, cap, bs, 7 + bs);
                 float[] pool = p.rows(f, batch, w);
@@ -184,5 +184,30 @@ class FastKernelsTest {
                 checkBalanced(probs, pool, h, by, dt.code, ref, paged, batch, cap, bs, heads, dc, DR, "blocks of " + bs);
             }
         }
+    }
+
+    @Test
+    void bothThreadsTakeRunsAndTheSwitchFollowsTheMeasuredRule() {
+        // DeepSeek's 128 heads over 4096 rows: 32 runs of 128, each long enough that the worker joins the loop
+        int heads = 128, dc = 512, dr = 64, cap = 4096;
+        float[] kv = TestData.gaussian(7, cap * (dc + dr)), probs = TestData.gaussian(8, heads * cap);
+        int[] meta = org.tornadomla.kernels.Meta.contiguous(new int[] {cap - 1}, 1, 1, cap);
+        float[] o = new float[heads * dc];
+        int most = 0;
+        for (int attempt = 0; attempt < 10 && most < 2; attempt++) {
+            int[] took = {0};
+            ScopedValue.where(Parallel.POOL, POOLS[0]).run(() ->
+                    took[0] = FastAttention.balancedValues(probs, kv, new short[1], new byte[1], org.tornadomla.kernels.CacheLayout.F32, o, meta, 1, cap, cap, heads, dc, dr, 2));
+            most = Math.max(most, took[0]);
+        }
+        assertEquals(2, most, "both threads of the pool took runs in one of 10 calls");
+        // the rule measured on a Zen 5 (FastAttention.balances): above 16 heads, at most 2 token rows, a context cut into pieces
+        if (!FastAttention.REPRODUCIBLE) {
+            assertTrue(FastAttention.balances(17, 1, 2), "17 heads, 1 row");
+            assertTrue(FastAttention.balances(128, 2, 2), "128 heads, 2 rows");
+        }
+        assertFalse(FastAttention.balances(16, 1, 4), "16 heads keep the fixed pieces");
+        assertFalse(FastAttention.balances(128, 3, 2), "3 rows keep the fixed pieces");
+        assertFalse(FastAttention.balances(128, 1, 1), "a context not cut into pieces");
     }
 }
