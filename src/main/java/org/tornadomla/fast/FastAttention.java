@@ -61,11 +61,13 @@ import static org.tornadomla.fast.Vec.L;
  *   ms; in {@code ./mla bench --breakdown}, six alternating pairs, B1 H128 T4096 values 2.33–2.85 → 1.90–2.64 ms
  *   (median 2.49 → 2.27; five of six pairs faster), B1 H16 T4096 0.311–0.377 → 0.285–0.325 ms (median 0.325 →
  *   0.295).</li>
- *   <li>above 16 heads at batch 1 and 2, where the context is cut into pieces and the executor's spinning pool runs
- *   the loop, the values' runs go to whichever thread is free, each thread adding into its own o_lat, the threads'
- *   sums added at the end ({@link #balancedValues}); fixed pieces left a task waiting on a thread that ran slower. 2-vCPU Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 10–14 %
- *   faster in five JVMs of eleven, within 4 % in the others; 64 and 40 heads the same pattern. The order of the sums
- *   now depends on the threads' speeds ({@link #REPRODUCIBLE}).</li>
+ *   <li>at batch 1 and 2, where the context is cut into pieces and the executor's spinning pool runs the loop, the
+ *   values' runs are shared out as threads free up: each thread walks its own stretch of runs and then takes runs
+ *   from the back of the others', adding into an o_lat of its own; the threads' sums are added at the end ({@link
+ *   #balancedValues}). Fixed pieces, each with a partial o_lat, left a task waiting on a thread that ran slower. 2-vCPU
+ *   Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 2–16 % faster in
+ *   seven JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. The order of the sums now depends on the threads' speeds
+ *   ({@link #REPRODUCIBLE}).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -217,14 +219,13 @@ public final class FastAttention {
     static final boolean REPRODUCIBLE = Boolean.getBoolean("tornadomla.fast.reproducible");
 
     /**
-     * Whether the values of {@code rows} token rows of {@code heads} heads are shared out run by run ({@link
-     * #balancedValues}) rather than in fixed pieces: above 16 heads (measured: at 16 a run is too little work, see
-     * balancedValues), at most 2 token rows (each thread's o_lat per row it touches is as large as a piece's, so more
-     * rows would add more partial sums than the fixed pieces have), where the context is cut into pieces at all, and
-     * not where {@link #REPRODUCIBLE}.
+     * Whether the values of {@code rows} token rows are shared out run by run ({@link #balancedValues}) rather than in
+     * fixed pieces: at most 2 token rows (each thread's o_lat per row it works on is as large as a piece's, so more rows
+     * would add more partial sums than the fixed pieces have), where the context is cut into pieces at all, and not
+     * where {@link #REPRODUCIBLE}.
      */
-    static boolean balances(int heads, int rows, int pieces) {
-        return !REPRODUCIBLE && heads > 16 && rows <= 2 && pieces > 1;
+    static boolean balances(int rows, int pieces) {
+        return !REPRODUCIBLE && rows <= 2 && pieces > 1;
     }
 
     /**
@@ -235,7 +236,7 @@ public final class FastAttention {
     static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
-        if (balances(heads, rows, pieces)
+        if (balances(rows, pieces)
                 && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun) >= 0) {
             return;
         }
@@ -282,19 +283,21 @@ public final class FastAttention {
 
     private static final ThreadLocal<boolean[]> SLOT_STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
     private static final ThreadLocal<int[]> RUN_STARTS = ThreadLocal.withInitial(() -> new int[0]);
+    private static final ThreadLocal<float[][]> SLOT_O_LAT = ThreadLocal.withInitial(() -> new float[0][]);
+    private static final ThreadLocal<java.util.concurrent.atomic.AtomicLongArray> RANGES =
+            ThreadLocal.withInitial(() -> new java.util.concurrent.atomic.AtomicLongArray(0));
 
     /**
      * The values of every token row in runs of {@code valuesRun} tiles (a tile at a time where a run is not read in
-     * place), each run taken by whichever thread of the spinning pool is free and added into that thread's own o_lat of
-     * the row; then, per row, the sums of the threads that took runs of it, in the order of their slots. With fixed
-     * pieces a thread that runs slower holds up the task: on a 2-vCPU Zen 5 whose cores at times ran the values at 0.7
-     * of each other, B1 H128 T4096 values 2.55–3.04 → 2.27–2.70 ms in the five JVMs of eleven where that happened,
-     * within 4 % in the others (the two alternating every 20 steps in one JVM, 2026-12-06), about 5 % of the step.
-     * Which runs a thread adds, and so the order of the sums, depends on the threads' speeds: the result may differ in
-     * the last bits from run to run ({@link #REPRODUCIBLE}). At up to 16 heads a run carries an eighth of the work, and
-     * a first version of this was slower there in five JVMs of eight (by 5–12 %), so those keep the fixed pieces.
-     * Returns how many threads took runs, or −1, doing nothing, where no spinning pool runs the loop (a ForkJoin pool's
-     * threads have no slots).
+     * place), shared out as threads free up: each thread walks its own stretch of the runs from the front, and a
+     * thread whose stretch is done takes runs from the back of the stretch with the most left ({@link #claim}). Each
+     * thread adds into an o_lat of its own (an array per slot, made by the thread that first uses it); then, per row,
+     * the sums of the threads that took runs of it are added in the order of their slots. Fixed pieces held a task up
+     * on a thread that ran slower, and had a partial o_lat each. On a 2-vCPU Zen 5 (2026-12-06, the two alternating
+     * every 20 steps in one JVM, docs/benchmarks.md), B1 H128 T4096 values 2–16 % faster than the fixed pieces in seven
+     * JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. Which runs a thread adds, and so the order of the sums, depends on
+     * the threads' speeds: the result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). Returns how many threads took runs, or −1, doing nothing, where no spinning pool runs the loop
+     * (a ForkJoin pool's threads have no slots).
      */
     static int balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                               int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
@@ -305,41 +308,52 @@ public final class FastAttention {
         int[] runStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
         RUN_STARTS.set(runStarts);
         for (int r = 0; r < rows; r++) runStarts[r + 1] = runStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, valuesRun);
-        // the calling thread's arrays, indexed by slot (a slot names a thread within this one loop only)
-        float[] slotOLat = Vec.scratch(PART, threads * rows * size);              // [slot, row] → o_lat [heads, d_c]
+        int total = runStarts[rows];
+        // the calling thread's tables, indexed by slot (a slot names a thread within this one loop only)
+        float[][] slotOLat = SLOT_O_LAT.get().length >= threads ? SLOT_O_LAT.get() : new float[threads][];   // [slot] → o_lat [rows, heads, d_c]
+        SLOT_O_LAT.set(slotOLat);
         boolean[] slotStarted = SLOT_STARTED.get().length >= threads * rows ? SLOT_STARTED.get() : new boolean[threads * rows];
         SLOT_STARTED.set(slotStarted);
         java.util.Arrays.fill(slotStarted, 0, threads * rows, false);
-        pool.forEach(runStarts[rows], (slot, runIndex) -> {
-            int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = own * size;
-            if (!slotStarted[own]) {                               // this thread's first run of the row: its o_lat starts at zero
-                java.util.Arrays.fill(slotOLat, o0, o0 + size, 0f);
-                slotStarted[own] = true;
-            }
-            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
-            int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
-            // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
-            int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
-            float[] buf = Vec.scratch(ROWS, TILE * ws);
-            for (int j = j0; j < j0 + n; j += step) {
-                int m = Math.min(step, j0 + n - j);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j, m, blockSize, w, dc, buf, ws);
-                float[] src = dtype == CacheLayout.F32 && inOneBlock(j, m, blockSize) ? kvFloats : buf;
-                int stride = src == kvFloats ? w : ws;
-                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + m * w);
-                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, slotOLat, o0, dc);
-                else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, slotOLat, o0, dc);
+        java.util.concurrent.atomic.AtomicLongArray stretches = RANGES.get().length() >= threads ? RANGES.get() : new java.util.concurrent.atomic.AtomicLongArray(threads);
+        RANGES.set(stretches);
+        for (int t = 0; t < stretches.length(); t++) {
+            long lo = t < threads ? (long) total * t / threads : 0, hi = t < threads ? (long) total * (t + 1) / threads : 0;
+            stretches.set(t, lo << 32 | hi);
+        }
+        pool.forEach(threads, (slot, stretch) -> {
+            for (int runIndex; (runIndex = claim(stretches, stretch)) >= 0; ) {
+                int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = r * size;
+                float[] mine = slotOLat[slot];
+                if (mine == null || mine.length < rows * size) mine = slotOLat[slot] = new float[rows * size];   // in this thread's memory
+                if (!slotStarted[own]) {                           // this thread's first run of the row: its o_lat starts at zero
+                    java.util.Arrays.fill(mine, o0, o0 + size, 0f);
+                    slotStarted[own] = true;
+                }
+                int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+                int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
+                // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
+                int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
+                float[] buf = Vec.scratch(ROWS, TILE * ws);
+                for (int j = j0; j < j0 + n; j += step) {
+                    int m = Math.min(step, j0 + n - j);
+                    int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j, m, blockSize, w, dc, buf, ws);
+                    float[] src = dtype == CacheLayout.F32 && inOneBlock(j, m, blockSize) ? kvFloats : buf;
+                    int stride = src == kvFloats ? w : ws;
+                    if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + m * w);
+                    if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, mine, o0, dc);
+                    else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, mine, o0, dc);
+                }
             }
         });
-        // per row and head, the sums of the threads that took runs of the row (none: a padding row, o_lat 0)
+        // per row and head, the sums of the threads that took runs of it (none: a padding row, o_lat 0)
         Parallel.forEach(rows * heads, rh -> {
-            int r = rh / heads, at = rh * dc, from = (rh % heads) * dc;
+            int r = rh / heads, at = rh * dc, from = rh * dc;
             boolean added = false;
             for (int t = 0; t < threads; t++) {
-                int own = t * rows + r;
-                if (!slotStarted[own]) continue;
-                if (added) Vec.axpy(1f, slotOLat, own * size + from, oLat, at, dc);
-                else System.arraycopy(slotOLat, own * size + from, oLat, at, dc);
+                if (!slotStarted[t * rows + r]) continue;
+                if (added) Vec.axpy(1f, slotOLat[t], from, oLat, at, dc);
+                else System.arraycopy(slotOLat[t], from, oLat, at, dc);
                 added = true;
             }
             if (!added) java.util.Arrays.fill(oLat, at, at + dc, 0f);
@@ -354,6 +368,35 @@ public final class FastAttention {
             }
         }
         return took;
+    }
+
+    /**
+     * The next unit of stretch {@code own} from its front, else one from the back of the stretch with the most left, or
+     * −1 when none is left. A stretch is [lo, hi) packed as lo &lt;&lt; 32 | hi; its owner takes lo, others hi − 1, each by
+     * compare-and-set, so every unit is taken once, and the owner reads its stretch in order.
+     */
+    static int claim(java.util.concurrent.atomic.AtomicLongArray stretches, int own) {
+        while (true) {
+            long v = stretches.get(own);
+            int lo = (int) (v >>> 32), hi = (int) v;
+            if (lo >= hi) break;
+            if (stretches.compareAndSet(own, v, (long) (lo + 1) << 32 | hi)) return lo;
+        }
+        while (true) {
+            int victim = -1, most = 0;
+            for (int t = 0; t < stretches.length(); t++) {
+                long v = stretches.get(t);
+                int left = (int) v - (int) (v >>> 32);
+                if (left > most) {
+                    most = left;
+                    victim = t;
+                }
+            }
+            if (victim < 0) return -1;
+            long v = stretches.get(victim);
+            int lo = (int) (v >>> 32), hi = (int) v;
+            if (lo < hi && stretches.compareAndSet(victim, v, (long) lo << 32 | (hi - 1))) return hi - 1;
+        }
     }
 
     /** Runs of {@code valuesRun} tiles in a row of {@code len} cached positions. */

@@ -41,9 +41,13 @@ class PagedKernelsTest {
             for (int impl = 0; impl < 2; impl++) {
                 String what = (impl == 0 ? "reference" : "java-fast") + ", blocks of " + bs;
                 Attention ref = run(impl, cache, contiguous, CAP, qLat, q, wkvB), got = run(impl, pool, paged, bs, qLat, q, wkvB);
-                TestData.assertClose(ref.absorbed, got.absorbed, 1e-6, what + ": absorbed");
-                TestData.assertClose(ref.tiled, got.tiled, 1e-6, what + ": tiled");
-                TestData.assertClose(ref.naive, got.naive, 1e-6, what + ": naive");
+                // the reference's scalar sums are the same bits in either layout; java-fast's two runs may fall on either
+                // side of a C2 compile, whose Vector API sums and FMAs differ from the interpreter's in the last bit (as
+                // OffloadTest notes; a naive value 0.67355508 against 0.673554 was seen), so it gets that rounding
+                double tol = impl == 0 ? 1e-6 : 1e-5;
+                TestData.assertClose(ref.absorbed, got.absorbed, tol, what + ": absorbed");
+                TestData.assertClose(ref.tiled, got.tiled, tol, what + ": tiled");
+                TestData.assertClose(ref.naive, got.naive, tol, what + ": naive");
             }
         }
     }
