@@ -235,7 +235,7 @@ public final class FastAttention {
      */
     static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
-        int w = dc + dr, ws = Gemm.tileStride(w), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
+        int ws = Gemm.tileStride(dc + dr), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
         if (balances(rows, pieces)
                 && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun) >= 0) {
             return;
@@ -259,17 +259,7 @@ public final class FastAttention {
                 run = Math.min(valuesRun, end - tile);
                 if (dtype != CacheLayout.F32 || !inOneBlock(j0, Math.min(run * TILE, len - j0), blockSize)) run = 1;
                 int n = Math.min(run * TILE, len - j0);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
-                float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
-                int stride = src == kvFloats ? w : ws;
-                // P read in place, a head's row capacity numbers after the last (version 4);
-                // the values walk the tile by 64-column blocks, 64 rows 2304 bytes apart each: read from memory in
-                // that order the prefetchers do not keep up on a Zen 5, so a tile read in place is first touched in
-                // order there (versions 6 and 7); where the touch is off, the next tile, which follows this one in the
-                // cache, is read ahead as the values compute instead (version 8, measured on such a machine only)
-                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);
-                if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
-                else Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, out, o0, dc);
+                valuesOfRows(probs, kvFloats, kvHalves, kvBytes, dtype, attnMeta, r, table, j0, n, capacity, blockSize, heads, dc, dr, buf, out, o0);
             }
         });
         if (part != null) {
@@ -279,6 +269,27 @@ public final class FastAttention {
                 for (int p = 1; p < pieces; p++) Vec.axpy(1f, part, from + p * size, oLat, at, dc);
             });
         }
+    }
+
+    /**
+     * o[o0 …] += the values of cached positions [j0, j0 + n) of token row r (its block table at {@code table}): read in
+     * place where they lie in one block of an f32 cache, else decoded or copied into {@code buf} (then n ≤ {@link #TILE}).
+     */
+    private static void valuesOfRows(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, int[] attnMeta,
+                                     int r, int table, int j0, int n, int capacity, int blockSize, int heads, int dc, int dr,
+                                     float[] buf, float[] o, int o0) {
+        int w = dc + dr, ws = Gemm.tileStride(w);
+        int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
+        float[] src = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? kvFloats : buf;
+        int stride = src == kvFloats ? w : ws;
+        // P read in place, a head's row capacity numbers after the last (version 4);
+        // the values walk the tile by 64-column blocks, 64 rows 2304 bytes apart each: read from memory in
+        // that order the prefetchers do not keep up on a Zen 5, so a tile read in place is first touched in
+        // order there (versions 6 and 7); where the touch is off, the next tile, which follows this one in the
+        // cache, is read ahead as the values compute instead (version 8, measured on such a machine only)
+        if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);
+        if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, o, o0, dc);
+        else Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, o, o0, dc);
     }
 
     private static final ThreadLocal<boolean[]> SLOT_STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
@@ -303,7 +314,7 @@ public final class FastAttention {
                               int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         SpinPool pool = Parallel.pool();
         if (pool == null) return -1;
-        int threads = pool.threads(), w = dc + dr, ws = Gemm.tileStride(w), size = heads * dc;
+        int threads = pool.threads(), ws = Gemm.tileStride(dc + dr), size = heads * dc;
         // row r's runs are runStarts[r] … runStarts[r + 1] − 1
         int[] runStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
         RUN_STARTS.set(runStarts);
@@ -336,13 +347,8 @@ public final class FastAttention {
                 int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
                 float[] buf = Vec.scratch(ROWS, TILE * ws);
                 for (int j = j0; j < j0 + n; j += step) {
-                    int m = Math.min(step, j0 + n - j);
-                    int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j, m, blockSize, w, dc, buf, ws);
-                    float[] src = dtype == CacheLayout.F32 && inOneBlock(j, m, blockSize) ? kvFloats : buf;
-                    int stride = src == kvFloats ? w : ws;
-                    if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + m * w);
-                    if (src == kvFloats && !Vec.TOUCH) Gemm.valuesReadingAhead(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, mine, o0, dc);
-                    else Gemm.values(probs, r * heads * capacity + j, capacity, 1, heads, src, off, stride, m, 0, dc, mine, o0, dc);
+                    valuesOfRows(probs, kvFloats, kvHalves, kvBytes, dtype, attnMeta, r, table, j, Math.min(step, j0 + n - j), capacity, blockSize,
+                            heads, dc, dr, buf, mine, o0);
                 }
             }
         });
