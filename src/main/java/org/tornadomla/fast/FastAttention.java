@@ -295,20 +295,19 @@ public final class FastAttention {
     private static final ThreadLocal<boolean[]> SLOT_STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
     private static final ThreadLocal<int[]> RUN_STARTS = ThreadLocal.withInitial(() -> new int[0]);
     private static final ThreadLocal<float[][]> SLOT_O_LAT = ThreadLocal.withInitial(() -> new float[0][]);
-    private static final ThreadLocal<java.util.concurrent.atomic.AtomicLongArray> RANGES =
-            ThreadLocal.withInitial(() -> new java.util.concurrent.atomic.AtomicLongArray(0));
 
     /**
      * The values of every token row in runs of {@code valuesRun} tiles (a tile at a time where a run is not read in
-     * place), shared out as threads free up: each thread walks its own stretch of the runs from the front, and a
-     * thread whose stretch is done takes runs from the back of the stretch with the most left ({@link #claim}). Each
+     * place), shared out as threads free up ({@link SpinPool#forEachStretched}: each thread walks its own stretch of
+     * the runs, then takes runs from the back of the stretch with the most left). Each
      * thread adds into an o_lat of its own (an array per slot, made by the thread that first uses it); then, per row,
      * the sums of the threads that took runs of it are added in the order of their slots. Fixed pieces held a task up
      * on a thread that ran slower, and had a partial o_lat each. On a 2-vCPU Zen 5 (2026-12-06, the two alternating
      * every 20 steps in one JVM, docs/benchmarks.md), B1 H128 T4096 values 2–16 % faster than the fixed pieces in seven
      * JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. Which runs a thread adds, and so the order of the sums, depends on
-     * the threads' speeds: the result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). Returns how many threads took runs, or −1, doing nothing, where no spinning pool runs the loop
-     * (a ForkJoin pool's threads have no slots).
+     * the threads' speeds: the result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). Returns how
+     * many threads took runs, or −1, doing nothing, where no spinning pool runs the loop (a ForkJoin pool's threads
+     * have no slots).
      */
     static int balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                               int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
@@ -326,30 +325,22 @@ public final class FastAttention {
         boolean[] slotStarted = SLOT_STARTED.get().length >= threads * rows ? SLOT_STARTED.get() : new boolean[threads * rows];
         SLOT_STARTED.set(slotStarted);
         java.util.Arrays.fill(slotStarted, 0, threads * rows, false);
-        java.util.concurrent.atomic.AtomicLongArray stretches = RANGES.get().length() >= threads ? RANGES.get() : new java.util.concurrent.atomic.AtomicLongArray(threads);
-        RANGES.set(stretches);
-        for (int t = 0; t < stretches.length(); t++) {
-            long lo = t < threads ? (long) total * t / threads : 0, hi = t < threads ? (long) total * (t + 1) / threads : 0;
-            stretches.set(t, lo << 32 | hi);
-        }
-        pool.forEach(threads, (slot, stretch) -> {
-            for (int runIndex; (runIndex = claim(stretches, stretch)) >= 0; ) {
-                int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = r * size;
-                float[] mine = slotOLat[slot];
-                if (mine == null || mine.length < rows * size) mine = slotOLat[slot] = new float[rows * size];   // in this thread's memory
-                if (!slotStarted[own]) {                           // this thread's first run of the row: its o_lat starts at zero
-                    java.util.Arrays.fill(mine, o0, o0 + size, 0f);
-                    slotStarted[own] = true;
-                }
-                int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
-                int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
-                // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
-                int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
-                float[] buf = Vec.scratch(ROWS, TILE * ws);
-                for (int j = j0; j < j0 + n; j += step) {
-                    valuesOfRows(probs, kvFloats, kvHalves, kvBytes, dtype, attnMeta, r, table, j, Math.min(step, j0 + n - j), capacity, blockSize,
-                            heads, dc, dr, buf, mine, o0);
-                }
+        pool.forEachStretched(total, (slot, runIndex) -> {
+            int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = r * size;
+            float[] mine = slotOLat[slot];
+            if (mine == null || mine.length < rows * size) mine = slotOLat[slot] = new float[rows * size];   // in this thread's memory
+            if (!slotStarted[own]) {                               // this thread's first run of the row: its o_lat starts at zero
+                java.util.Arrays.fill(mine, o0, o0 + size, 0f);
+                slotStarted[own] = true;
+            }
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+            int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
+            // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
+            int n = Math.min(valuesRun * TILE, len - j0), step = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize) ? n : TILE;
+            float[] buf = Vec.scratch(ROWS, TILE * ws);
+            for (int j = j0; j < j0 + n; j += step) {
+                valuesOfRows(probs, kvFloats, kvHalves, kvBytes, dtype, attnMeta, r, table, j, Math.min(step, j0 + n - j), capacity, blockSize,
+                        heads, dc, dr, buf, mine, o0);
             }
         });
         // per row and head, the sums of the threads that took runs of it (none: a padding row, o_lat 0)
@@ -374,35 +365,6 @@ public final class FastAttention {
             }
         }
         return took;
-    }
-
-    /**
-     * The next unit of stretch {@code own} from its front, else one from the back of the stretch with the most left, or
-     * −1 when none is left. A stretch is [lo, hi) packed as lo &lt;&lt; 32 | hi; its owner takes lo, others hi − 1, each by
-     * compare-and-set, so every unit is taken once, and the owner reads its stretch in order.
-     */
-    static int claim(java.util.concurrent.atomic.AtomicLongArray stretches, int own) {
-        while (true) {
-            long v = stretches.get(own);
-            int lo = (int) (v >>> 32), hi = (int) v;
-            if (lo >= hi) break;
-            if (stretches.compareAndSet(own, v, (long) (lo + 1) << 32 | hi)) return lo;
-        }
-        while (true) {
-            int victim = -1, most = 0;
-            for (int t = 0; t < stretches.length(); t++) {
-                long v = stretches.get(t);
-                int left = (int) v - (int) (v >>> 32);
-                if (left > most) {
-                    most = left;
-                    victim = t;
-                }
-            }
-            if (victim < 0) return -1;
-            long v = stretches.get(victim);
-            int lo = (int) (v >>> 32), hi = (int) v;
-            if (lo < hi && stretches.compareAndSet(victim, v, (long) lo << 32 | (hi - 1))) return hi - 1;
-        }
     }
 
     /** Runs of {@code valuesRun} tiles in a row of {@code len} cached positions. */

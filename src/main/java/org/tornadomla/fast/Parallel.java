@@ -18,7 +18,7 @@ final class Parallel {
     static final ScopedValue<SpinPool> POOL = ScopedValue.newInstance();
 
     static void forEach(int n, IntConsumer body) {
-        SpinPool p = POOL.isBound() ? POOL.get() : null;
+        SpinPool p = pool();
         if (p != null) {
             p.forEach(n, body);
         } else {
@@ -33,7 +33,8 @@ final class Parallel {
 
     /** How many threads a parallel loop gets here. */
     static int threads() {
-        if (POOL.isBound()) return POOL.get().threads();
+        SpinPool p = pool();
+        if (p != null) return p.threads();
         ForkJoinPool pool = ForkJoinTask.getPool();
         // outside a pool a parallel stream uses the common pool's workers and the calling thread
         return pool != null ? pool.getParallelism() : ForkJoinPool.getCommonPoolParallelism() + 1;

@@ -141,6 +141,52 @@ final class SpinPool implements AutoCloseable {
         }
     }
 
+    /**
+     * body(slot, i) for i = 0 … n−1, each index once, shared out as threads free up: [0, n) is cut into one stretch
+     * per thread, a thread walks its stretch from the front (in order, so its reads follow one another in memory), and a
+     * thread whose stretch is done takes indices from the back of the stretch with the most left ({@link #claim}). A
+     * thread that runs slower then takes fewer indices instead of holding up the loop. Slots as for {@link
+     * #forEach(int, SlotConsumer)}.
+     */
+    void forEachStretched(int n, SlotConsumer body) {
+        if (n <= 0) return;
+        int t = threads();
+        java.util.concurrent.atomic.AtomicLongArray stretches = new java.util.concurrent.atomic.AtomicLongArray(t);
+        for (int s = 0; s < t; s++) stretches.set(s, ((long) n * s / t) << 32 | ((long) n * (s + 1) / t));
+        forEach(t, (slot, stretch) -> {
+            for (int i; (i = claim(stretches, stretch)) >= 0; ) body.accept(slot, i);
+        });
+    }
+
+    /**
+     * The next index of stretch {@code own} from its front, else one from the back of the stretch with the most left,
+     * or −1 when none is left. A stretch is [lo, hi) packed as lo &lt;&lt; 32 | hi; its owner takes lo, others hi − 1,
+     * each by compare-and-set, so every index is taken once and the owner takes its own in order.
+     */
+    static int claim(java.util.concurrent.atomic.AtomicLongArray stretches, int own) {
+        while (true) {
+            long v = stretches.get(own);
+            int lo = (int) (v >>> 32), hi = (int) v;
+            if (lo >= hi) break;
+            if (stretches.compareAndSet(own, v, (long) (lo + 1) << 32 | hi)) return lo;
+        }
+        while (true) {
+            int victim = -1, most = 0;
+            for (int t = 0; t < stretches.length(); t++) {
+                long v = stretches.get(t);
+                int left = (int) v - (int) (v >>> 32);
+                if (left > most) {
+                    most = left;
+                    victim = t;
+                }
+            }
+            if (victim < 0) return -1;
+            long v = stretches.get(victim);
+            int lo = (int) (v >>> 32), hi = (int) v;
+            if (lo < hi && stretches.compareAndSet(victim, v, (long) lo << 32 | (hi - 1))) return hi - 1;
+        }
+    }
+
     private void runJob(int n, SlotConsumer body) {
         Job j = new Job(n, body, counted());
         job = j;

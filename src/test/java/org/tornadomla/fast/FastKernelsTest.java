@@ -209,40 +209,4 @@ class FastKernelsTest {
         assertFalse(FastAttention.balances(3, 2), "3 rows keep the fixed pieces");
         assertFalse(FastAttention.balances(1, 1), "a context not cut into pieces");
     }
-
-    @Test
-    void everyRunIsClaimedOnceAndAThreadReadsItsOwnStretchInOrder() throws Exception {
-        // one thread alone: its stretch [0, 5) in order, then the other's [5, 9) from the back
-        java.util.concurrent.atomic.AtomicLongArray s = new java.util.concurrent.atomic.AtomicLongArray(new long[] {0L << 32 | 5, 5L << 32 | 9});
-        java.util.List<Integer> alone = new java.util.ArrayList<>();
-        for (int u; (u = FastAttention.claim(s, 0)) >= 0; ) alone.add(u);
-        assertEquals(java.util.List.of(0, 1, 2, 3, 4, 8, 7, 6, 5), alone);
-        // three threads racing over 3 stretches of 20,000 units: each unit once; each thread's own units in order
-        int n = 60_000, threads = 3;
-        for (int round = 0; round < 5; round++) {
-            java.util.concurrent.atomic.AtomicLongArray st = new java.util.concurrent.atomic.AtomicLongArray(threads);
-            for (int t = 0; t < threads; t++) st.set(t, ((long) n * t / threads) << 32 | ((long) n * (t + 1) / threads));
-            java.util.concurrent.atomic.AtomicIntegerArray owner = new java.util.concurrent.atomic.AtomicIntegerArray(n);
-            for (int u = 0; u < n; u++) owner.set(u, -1);
-            Thread[] ts = new Thread[threads];
-            String[] problem = new String[threads];
-            for (int t = 0; t < threads; t++) {
-                int me = t;
-                ts[t] = new Thread(() -> {
-                    int last = -1, lo = n * me / threads, hi = n * (me + 1) / threads;
-                    for (int u; (u = FastAttention.claim(st, me)) >= 0; ) {
-                        if (!owner.compareAndSet(u, -1, me)) problem[me] = "unit " + u + " claimed twice";
-                        if (u >= lo && u < hi) {
-                            if (u < last) problem[me] = "own stretch out of order: " + u + " after " + last;
-                            last = u;
-                        }
-                    }
-                });
-            }
-            for (Thread x : ts) x.start();
-            for (Thread x : ts) x.join();
-            for (String p : problem) org.junit.jupiter.api.Assertions.assertNull(p);
-            for (int u = 0; u < n; u++) assertTrue(owner.get(u) >= 0, "unit " + u + " never claimed");
-        }
-    }
 }

@@ -3,6 +3,7 @@ package org.tornadomla.fast;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -86,6 +87,59 @@ class SpinPoolTest {
             int[] one = {-1};
             pool.forEach(1, (slot, i) -> one[0] = slot);
             assertTrue(one[0] == 0, "an inline loop ran in slot " + one[0]);
+        }
+    }
+
+    @Test
+    void forEachStretchedRunsEveryIndexOnceOnSlotsOfThePool() {
+        try (SpinPool pool = new SpinPool(3, "test")) {
+            for (int n : new int[] {0, 1, 2, 7, 1000}) {
+                java.util.concurrent.atomic.AtomicIntegerArray seen = new java.util.concurrent.atomic.AtomicIntegerArray(Math.max(n, 1));
+                boolean[] badSlot = new boolean[1];
+                pool.forEachStretched(n, (slot, i) -> {
+                    if (slot < 0 || slot >= pool.threads()) badSlot[0] = true;
+                    seen.incrementAndGet(i);
+                    spin(0.01);
+                });
+                assertTrue(!badSlot[0], "a slot outside the pool");
+                for (int i = 0; i < n; i++) assertTrue(seen.get(i) == 1, "n " + n + ": index " + i + " ran " + seen.get(i) + " times");
+            }
+        }
+    }
+
+    @Test
+    void everyRunIsClaimedOnceAndAThreadReadsItsOwnStretchInOrder() throws Exception {
+        // one thread alone: its stretch [0, 5) in order, then the other's [5, 9) from the back
+        java.util.concurrent.atomic.AtomicLongArray s = new java.util.concurrent.atomic.AtomicLongArray(new long[] {0L << 32 | 5, 5L << 32 | 9});
+        java.util.List<Integer> alone = new java.util.ArrayList<>();
+        for (int u; (u = SpinPool.claim(s, 0)) >= 0; ) alone.add(u);
+        assertEquals(java.util.List.of(0, 1, 2, 3, 4, 8, 7, 6, 5), alone);
+        // three threads racing over 3 stretches of 20,000 units: each unit once; each thread's own units in order
+        int n = 60_000, threads = 3;
+        for (int round = 0; round < 5; round++) {
+            java.util.concurrent.atomic.AtomicLongArray st = new java.util.concurrent.atomic.AtomicLongArray(threads);
+            for (int t = 0; t < threads; t++) st.set(t, ((long) n * t / threads) << 32 | ((long) n * (t + 1) / threads));
+            java.util.concurrent.atomic.AtomicIntegerArray owner = new java.util.concurrent.atomic.AtomicIntegerArray(n);
+            for (int u = 0; u < n; u++) owner.set(u, -1);
+            Thread[] ts = new Thread[threads];
+            String[] problem = new String[threads];
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                ts[t] = new Thread(() -> {
+                    int last = -1, lo = n * me / threads, hi = n * (me + 1) / threads;
+                    for (int u; (u = SpinPool.claim(st, me)) >= 0; ) {
+                        if (!owner.compareAndSet(u, -1, me)) problem[me] = "unit " + u + " claimed twice";
+                        if (u >= lo && u < hi) {
+                            if (u < last) problem[me] = "own stretch out of order: " + u + " after " + last;
+                            last = u;
+                        }
+                    }
+                });
+            }
+            for (Thread x : ts) x.start();
+            for (Thread x : ts) x.join();
+            for (String p : problem) org.junit.jupiter.api.Assertions.assertNull(p);
+            for (int u = 0; u < n; u++) assertTrue(owner.get(u) >= 0, "unit " + u + " never claimed");
         }
     }
 }
