@@ -48,12 +48,22 @@ public final class Roofline {
      * {@link #fmaBlock} (16 independent chains, enough to keep two FMA ports busy through their latency)
      * until the time is up. The block is a method of its own so that the JIT compiles it whole, not as an
      * on-stack replacement of a long loop (which measured half the rate here).
+     *
+     * <p>Each thread's rate is its FMAs over the CPU time it ran, where the JVM can tell (else over the wall time),
+     * and the peak their sum: the cores' rate while they compute, not what a thread got of a core that something
+     * else shared. On a 2-vCPU Zen 4 (2026-12-06) {@code mla bench --roofline} twice in 8 runs measured exactly half
+     * the peak over the wall clock (117.2 against 230–234 GFLOP/s in the runs around it) and then printed 134 % of it
+     * for a step; as if both threads had shared one core, which the wall clock cannot tell from a slow core. It did
+     * not recur in 33 runs after, so this guards the likeliest cause, not a reproduced one.
      */
     static double fmaRun(int threads, long ms, FmaBlock block) {
         for (int w = 0; w < 20_000; w++) block.run(64, w);    // compiled by the JIT before the clock starts
-        long[] done = new long[threads];
+        long[] done = new long[threads], cpuNanos = new long[threads];
         float[] sink = new float[threads];
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        boolean cpuClock = mx.isCurrentThreadCpuTimeSupported();
         double seconds = onEveryCore(threads, t -> {
+            long c0 = cpuClock ? mx.getCurrentThreadCpuTime() : 0;
             long end = System.nanoTime() + ms * 1_000_000;
             long n = 0;
             float s = 0;
@@ -63,11 +73,26 @@ public final class Roofline {
             }
             done[t] = n;
             sink[t] = s;
+            cpuNanos[t] = cpuClock ? mx.getCurrentThreadCpuTime() - c0 : 0;
         });
-        long total = 0;
-        for (long d : done) total += d;
         if (Float.isNaN(sink[0])) throw new IllegalStateException();
-        return total * FMA_CHAINS * 2.0 * S.length() / seconds / 1e9;
+        return ratePerCore(done, cpuNanos, seconds) * FMA_CHAINS * 2.0 * S.length() / 1e9;
+    }
+
+    /**
+     * Σ over threads of done[t] / its CPU seconds, where each thread's CPU time is known (> 0); else the total over
+     * the wall seconds (a thread whose core was shared then counts as slower than the core is).
+     */
+    static double ratePerCore(long[] done, long[] cpuNanos, double wallSeconds) {
+        double sum = 0;
+        long total = 0;
+        boolean known = true;
+        for (int t = 0; t < done.length; t++) {
+            total += done[t];
+            if (cpuNanos[t] <= 0) known = false;
+            else sum += done[t] / (cpuNanos[t] / 1e9);
+        }
+        return known ? sum : total / wallSeconds;
     }
 
     /**

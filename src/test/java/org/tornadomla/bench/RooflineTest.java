@@ -32,34 +32,38 @@ class RooflineTest {
     }
 
     /**
-     * fmaRun counts 16 chains × 2 FLOPs × the vector's lanes per round of every call its threads made, over the time
-     * they took: a stand-in block that sleeps 2 ms per timed call bounds that time from both sides.
+     * fmaRun counts 16 chains × 2 FLOPs × the vector's lanes per round of every call its threads made, over the CPU time
+     * each thread ran: a stand-in block that computes for 1 ms of its thread's CPU time per timed call bounds each
+     * thread's rate from above. Twice as many threads as processors share the cores, so over the wall clock they would
+     * count at most half of that; over their CPU time they count each core's rate.
      */
     @Test
-    void aRunCountsTheFlopsOfEveryThreadsCalls() {
-        int threads = 2;
-        java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
+    void aRunCountsEachThreadsFlopsOverTheCpuTimeItRan() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx.isCurrentThreadCpuTimeSupported(), "this JVM gives no thread CPU time");
+        int threads = 2 * Runtime.getRuntime().availableProcessors();
         java.util.concurrent.ConcurrentHashMap<Long, Long> perThread = new java.util.concurrent.ConcurrentHashMap<>();
-        Roofline.FmaBlock sleeper = (iters, seed) -> {
+        Roofline.FmaBlock busy = (iters, seed) -> {
             if (iters < 1 << 16) return 0f;                       // the warm-up before the clock
             assertEquals(1 << 16, iters, "rounds per timed call");
-            calls.incrementAndGet();
             perThread.merge(Thread.currentThread().threadId(), 1L, Long::sum);
-            try {
-                Thread.sleep(2);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            long until = mx.getCurrentThreadCpuTime() + 1_000_000;
+            while (mx.getCurrentThreadCpuTime() < until) Thread.onSpinWait();
             return 1f;
         };
-        long t0 = System.nanoTime();
-        double g = Roofline.fmaRun(threads, 40, sleeper);
-        double outside = (System.nanoTime() - t0) / 1e9;
+        double g = Roofline.fmaRun(threads, 60, busy);
         assertEquals(threads, perThread.size(), "every thread ran");
-        double flops = calls.get() * (double) (1 << 16) * 16 * 2 * FloatVector.SPECIES_PREFERRED.length();
-        long most = perThread.values().stream().mapToLong(Long::longValue).max().orElseThrow();
-        // the run took at least the longest thread's sleeps and at most the time seen from outside
-        assertTrue(g >= flops / outside / 1e9 * 0.999, "GFLOP/s " + g + " below " + flops / outside / 1e9);
-        assertTrue(g <= flops / (most * 0.002) / 1e9 * 1.001, "GFLOP/s " + g + " above " + flops / (most * 0.002) / 1e9);
+        double perCall = (1 << 16) * 16 * 2.0 * FloatVector.SPECIES_PREFERRED.length();
+        double cores = threads * perCall / 0.001 / 1e9;             // every thread at one call per ms of its CPU time
+        assertTrue(g <= cores * 1.001, "GFLOP/s " + g + " above " + cores);
+        assertTrue(g >= 0.8 * cores, "GFLOP/s " + g + " below 0.8 × " + cores + ": counted over the wall clock, as if sharing a core halved it");
+    }
+
+    @Test
+    void theRateIsTheSumOfEachThreadsOverItsCpuTimeOrTheTotalOverTheWallClock() {
+        // 100 over 1 s and 300 over 2 s of CPU time: 100 + 150
+        assertEquals(250.0, Roofline.ratePerCore(new long[] {100, 300}, new long[] {1_000_000_000L, 2_000_000_000L}, 4.0), 1e-9);
+        // a thread's CPU time unknown: all 400 over the 4 s of the wall clock
+        assertEquals(100.0, Roofline.ratePerCore(new long[] {100, 300}, new long[] {1_000_000_000L, 0}, 4.0), 1e-9);
     }
 }
