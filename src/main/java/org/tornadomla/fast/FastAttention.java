@@ -68,6 +68,13 @@ import static org.tornadomla.fast.Vec.L;
  *   Zen 5, 2026-12-06, the two alternating every 20 steps in one JVM, median values: 128 heads 2–16 % faster in
  *   seven JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. The order of the sums now depends on the threads' speeds
  *   ({@link #REPRODUCIBLE}).</li>
+ *   <li>the scores' tiles shared out the same way on the spinning pool, at every batch (each tile writes its own part
+ *   of the scores: the same bits whoever computes it), and the values' runs at up to 4 token rows per thread instead
+ *   of 2 rows, each thread holding an o_lat per row it takes runs of ({@link #balances}). At B8 the fixed pieces were
+ *   whole rows, 4 per thread, and a thread that ran slower held the task up by most of a row. 2-vCPU Zen 4,
+ *   2026-12-06, alternating every 6 or 20 steps in one JVM (docs/benchmarks.md): B8 H128 T4096 values 28.2 → 24.5
+ *   and 29.3 → 25.5 ms where one thread ran slower, level (22.4 / 22.5) where neither did; scores 1–5 % faster at B1
+ *   and B8.</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -126,23 +133,43 @@ public final class FastAttention {
                                       int dn, int dr, int dc, float scale) {
         int w = dc + dr, hp = Gemm.paddedHeads(heads), ws = Gemm.tileStride(w);
         float[] qt = packQueries(qLat, q, rows, heads, dn, dr, dc, scale, hp);
+        // on the executor's spinning pool the tiles of every row are shared out as threads free up (version 12); each
+        // tile's scores go to their own place in scores, so who computes a tile leaves the bits as they are
+        SpinPool pool = Parallel.pool();
+        if (pool != null) {
+            int[] tileStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
+            RUN_STARTS.set(tileStarts);
+            for (int r = 0; r < rows; r++) tileStarts[r + 1] = tileStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, 1);
+            pool.forEachStretched(tileStarts[rows], (slot, tileIndex) -> {
+                int r = rowOf(tileStarts, rows, tileIndex);
+                scoresOfTile(qt, kvFloats, kvHalves, kvBytes, dtype, scores, attnMeta, r, tileIndex - tileStarts[r], capacity, blockSize, heads, hp, w, dc, ws);
+            });
+            return;
+        }
         int pieces = Parallel.piecesPerItem(rows);
         Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
-            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+            int len = CacheLayout.metaRowPosition(attnMeta, r) + 1;
             int tiles = (len + TILE - 1) / TILE, per = (tiles + pieces - 1) / pieces;
-            float[] buf = Vec.scratch(ROWS, TILE * ws);
-            float[] st = Vec.scratch(ST, TILE * hp);
-            int[] rowsOfL = gatherIndices(hp);
             for (int tile = piece * per; tile < Math.min(tiles, (piece + 1) * per); tile++) {
-                int j0 = tile * TILE, n = Math.min(TILE, len - j0);
-                int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
-                boolean inPlace = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize);
-                if (inPlace && Gemm.TOUCH_SCORES && hp == L) Vec.touch(kvFloats, off, off + n * w);   // one head vector (version 9)
-                Gemm.scores(qt, r * w * hp, hp, inPlace ? kvFloats : buf, off, inPlace ? w : ws, w, n, st, 0);
-                transposeTile(st, hp, heads, n, scores, r * heads * capacity + j0, capacity, rowsOfL);
+                scoresOfTile(qt, kvFloats, kvHalves, kvBytes, dtype, scores, attnMeta, r, tile, capacity, blockSize, heads, hp, w, dc, ws);
             }
         });
+    }
+
+    /** The scores of every head against tile {@code tile} of token row r's cached rows, into scores [r, h, j]. */
+    private static void scoresOfTile(float[] qt, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] scores, int[] attnMeta,
+                                     int r, int tile, int capacity, int blockSize, int heads, int hp, int w, int dc, int ws) {
+        int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
+        float[] buf = Vec.scratch(ROWS, TILE * ws);
+        float[] st = Vec.scratch(ST, TILE * hp);
+        int[] rowsOfL = gatherIndices(hp);
+        int j0 = tile * TILE, n = Math.min(TILE, len - j0);
+        int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
+        boolean inPlace = dtype == CacheLayout.F32 && inOneBlock(j0, n, blockSize);
+        if (inPlace && Gemm.TOUCH_SCORES && hp == L) Vec.touch(kvFloats, off, off + n * w);   // one head vector (version 9)
+        Gemm.scores(qt, r * w * hp, hp, inPlace ? kvFloats : buf, off, inPlace ? w : ws, w, n, st, 0);
+        transposeTile(st, hp, heads, n, scores, r * heads * capacity + j0, capacity, rowsOfL);
     }
 
     /** j·hp for j &lt; L: the offsets in Sᵀ of one head's scores for L consecutive rows (per thread, no allocation in a step). */
@@ -219,13 +246,14 @@ public final class FastAttention {
     static final boolean REPRODUCIBLE = Boolean.getBoolean("tornadomla.fast.reproducible");
 
     /**
-     * Whether the values of {@code rows} token rows are shared out run by run ({@link #balancedValues}) rather than in
-     * fixed pieces: at most 2 token rows (each thread's o_lat per row it works on is as large as a piece's, so more rows
-     * would add more partial sums than the fixed pieces have), where the context is cut into pieces at all, and not
-     * where {@link #REPRODUCIBLE}.
+     * Whether the values of {@code rows} token rows are shared out run by run ({@link #balancedValues}) on a pool of
+     * {@code threads} rather than in fixed pieces: on more than one thread, at most 4 token rows per thread (with more,
+     * the fixed pieces are whole rows, at least 4 per thread, and a thread that runs slower holds the task up by at
+     * most a fifth of a thread's share; each thread's o_lat per row it takes runs of would be memory for little gain),
+     * and not where {@link #REPRODUCIBLE}.
      */
-    static boolean balances(int rows, int pieces) {
-        return !REPRODUCIBLE && rows <= 2 && pieces > 1;
+    static boolean balances(int rows, int threads) {
+        return !REPRODUCIBLE && threads > 1 && rows <= 4 * threads;
     }
 
     /**
@@ -236,7 +264,7 @@ public final class FastAttention {
     static void absorbedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                                int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
         int ws = Gemm.tileStride(dc + dr), pieces = Parallel.piecesPerItem(rows), size = heads * dc;
-        if (balances(rows, pieces)
+        if (balances(rows, Parallel.threads())
                 && balancedValues(probs, kvFloats, kvHalves, kvBytes, dtype, oLat, attnMeta, rows, capacity, blockSize, heads, dc, dr, valuesRun) >= 0) {
             return;
         }
@@ -292,22 +320,22 @@ public final class FastAttention {
         else Gemm.values(probs, r * heads * capacity + j0, capacity, 1, heads, src, off, stride, n, 0, dc, o, o0, dc);
     }
 
-    private static final ThreadLocal<boolean[]> SLOT_STARTED = ThreadLocal.withInitial(() -> new boolean[0]);
+    private static final ThreadLocal<int[]> SLOT_ROW = ThreadLocal.withInitial(() -> new int[0]);
     private static final ThreadLocal<int[]> RUN_STARTS = ThreadLocal.withInitial(() -> new int[0]);
-    private static final ThreadLocal<float[][]> SLOT_O_LAT = ThreadLocal.withInitial(() -> new float[0][]);
+    private static final ThreadLocal<float[][][]> SLOT_O_LAT = ThreadLocal.withInitial(() -> new float[0][][]);
 
     /**
      * The values of every token row in runs of {@code valuesRun} tiles (a tile at a time where a run is not read in
      * place), shared out as threads free up ({@link SpinPool#forEachStretched}: each thread walks its own stretch of
      * the runs, then takes runs from the back of the stretch with the most left). Each
-     * thread adds into an o_lat of its own (an array per slot, made by the thread that first uses it); then, per row,
-     * the sums of the threads that took runs of it are added in the order of their slots. Fixed pieces held a task up
-     * on a thread that ran slower, and had a partial o_lat each. On a 2-vCPU Zen 5 (2026-12-06, the two alternating
-     * every 20 steps in one JVM, docs/benchmarks.md), B1 H128 T4096 values 2–16 % faster than the fixed pieces in seven
-     * JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. Which runs a thread adds, and so the order of the sums, depends on
-     * the threads' speeds: the result may differ in the last bits from run to run ({@link #REPRODUCIBLE}). Returns how
-     * many threads took runs, or −1, doing nothing, where no spinning pool runs the loop (a ForkJoin pool's threads
-     * have no slots).
+     * thread adds into an o_lat of its own for each row it takes runs of (arrays per slot, made by the thread that
+     * first uses them); then, per row, the sums of the threads that took runs of it are added in the order of their
+     * slots. Fixed pieces held a task up on a thread that ran slower, and had a partial o_lat each. On a 2-vCPU Zen 5
+     * (2026-12-06, the two alternating every 20 steps in one JVM, docs/benchmarks.md), B1 H128 T4096 values 2–16 %
+     * faster than the fixed pieces in seven JVMs of seven, 64 heads 1–8 %, 16 heads 1–4 %. Which runs a thread adds,
+     * and so the order of the sums, depends on the threads' speeds: the result may differ in the last bits from run to
+     * run ({@link #REPRODUCIBLE}). Returns how many threads took runs, or −1, doing nothing, where no spinning pool
+     * runs the loop (a ForkJoin pool's threads have no slots).
      */
     static int balancedValues(float[] probs, float[] kvFloats, short[] kvHalves, byte[] kvBytes, int dtype, float[] oLat,
                               int[] attnMeta, int rows, int capacity, int blockSize, int heads, int dc, int dr, int valuesRun) {
@@ -319,20 +347,27 @@ public final class FastAttention {
         RUN_STARTS.set(runStarts);
         for (int r = 0; r < rows; r++) runStarts[r + 1] = runStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, valuesRun);
         int total = runStarts[rows];
-        // the calling thread's tables, indexed by slot (a slot names a thread within this one loop only)
-        float[][] slotOLat = SLOT_O_LAT.get().length >= threads ? SLOT_O_LAT.get() : new float[threads][];   // [slot] → o_lat [rows, heads, d_c]
+        // the calling thread's tables, indexed by slot (a slot names a thread within this one loop only): slot t's
+        // o_lat of row r is slotOLat[t][slotRow[t·rows + r]] (−1: none yet), one [heads, d_c] array per row it took
+        // runs of; a thread walks a stretch of consecutive rows, so it holds about rows / threads + 1 of them
+        float[][][] slotOLat = SLOT_O_LAT.get().length >= threads ? SLOT_O_LAT.get() : new float[threads][][];
         SLOT_O_LAT.set(slotOLat);
-        boolean[] slotStarted = SLOT_STARTED.get().length >= threads * rows ? SLOT_STARTED.get() : new boolean[threads * rows];
-        SLOT_STARTED.set(slotStarted);
-        java.util.Arrays.fill(slotStarted, 0, threads * rows, false);
+        int[] slotRow = SLOT_ROW.get().length >= threads * (rows + 1) ? SLOT_ROW.get() : new int[threads * (rows + 1)];
+        SLOT_ROW.set(slotRow);
+        java.util.Arrays.fill(slotRow, 0, threads * rows, -1);
+        int held = threads * rows;                                 // slotRow[held + t]: how many arrays slot t uses
+        java.util.Arrays.fill(slotRow, held, held + threads, 0);
         pool.forEachStretched(total, (slot, runIndex) -> {
-            int r = rowOf(runStarts, runIndex), own = slot * rows + r, o0 = r * size;
-            float[] mine = slotOLat[slot];
-            if (mine == null || mine.length < rows * size) mine = slotOLat[slot] = new float[rows * size];   // in this thread's memory
-            if (!slotStarted[own]) {                               // this thread's first run of the row: its o_lat starts at zero
-                java.util.Arrays.fill(mine, o0, o0 + size, 0f);
-                slotStarted[own] = true;
+            int r = rowOf(runStarts, rows, runIndex), own = slot * rows + r;
+            if (slotRow[own] < 0) {                                // this thread's first run of the row: an o_lat at zero
+                int k = slotRow[held + slot]++;
+                float[][] mine = slotOLat[slot];
+                if (mine == null || mine.length <= k) mine = slotOLat[slot] = java.util.Arrays.copyOf(mine == null ? new float[0][] : mine, k + 1);
+                if (mine[k] == null || mine[k].length < size) mine[k] = new float[size];   // in this thread's memory
+                else java.util.Arrays.fill(mine[k], 0, size, 0f);
+                slotRow[own] = k;
             }
+            float[] o = slotOLat[slot][slotRow[own]];
             int len = CacheLayout.metaRowPosition(attnMeta, r) + 1, table = CacheLayout.metaRowTable(attnMeta, r);
             int j0 = (runIndex - runStarts[r]) * valuesRun * TILE;
             // the run in place where it lies in one block of an f32 cache, else its tiles one at a time
@@ -340,30 +375,24 @@ public final class FastAttention {
             float[] buf = Vec.scratch(ROWS, TILE * ws);
             for (int j = j0; j < j0 + n; j += step) {
                 valuesOfRows(probs, kvFloats, kvHalves, kvBytes, dtype, attnMeta, r, table, j, Math.min(step, j0 + n - j), capacity, blockSize,
-                        heads, dc, dr, buf, mine, o0);
+                        heads, dc, dr, buf, o, 0);
             }
         });
         // per row and head, the sums of the threads that took runs of it (none: a padding row, o_lat 0)
         Parallel.forEach(rows * heads, rh -> {
-            int r = rh / heads, at = rh * dc, from = rh * dc;
+            int r = rh / heads, at = rh * dc, from = (rh % heads) * dc;
             boolean added = false;
             for (int t = 0; t < threads; t++) {
-                if (!slotStarted[t * rows + r]) continue;
-                if (added) Vec.axpy(1f, slotOLat[t], from, oLat, at, dc);
-                else System.arraycopy(slotOLat[t], from, oLat, at, dc);
+                int k = slotRow[t * rows + r];
+                if (k < 0) continue;
+                if (added) Vec.axpy(1f, slotOLat[t][k], from, oLat, at, dc);
+                else System.arraycopy(slotOLat[t][k], from, oLat, at, dc);
                 added = true;
             }
             if (!added) java.util.Arrays.fill(oLat, at, at + dc, 0f);
         });
         int took = 0;
-        for (int t = 0; t < threads; t++) {
-            for (int r = 0; r < rows; r++) {
-                if (slotStarted[t * rows + r]) {
-                    took++;
-                    break;
-                }
-            }
-        }
+        for (int t = 0; t < threads; t++) if (slotRow[held + t] > 0) took++;
         return took;
     }
 
@@ -372,10 +401,14 @@ public final class FastAttention {
         return (len + valuesRun * TILE - 1) / (valuesRun * TILE);
     }
 
-    /** The row whose runs hold {@code runIndex}: the r with runStarts[r] ≤ runIndex &lt; runStarts[r + 1] (a scan: rows ≤ 2). */
-    private static int rowOf(int[] runStarts, int runIndex) {
-        int r = 0;
-        while (runStarts[r + 1] <= runIndex) r++;
-        return r;
+    /** The row whose runs hold {@code runIndex}: the r with runStarts[r] ≤ runIndex &lt; runStarts[r + 1] (a binary search). */
+    static int rowOf(int[] runStarts, int rows, int runIndex) {
+        int lo = 0, hi = rows - 1;                                 // runStarts[lo] ≤ runIndex < runStarts[hi + 1]
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (runStarts[mid] <= runIndex) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
     }
 }

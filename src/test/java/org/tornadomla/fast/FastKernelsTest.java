@@ -81,6 +81,15 @@ class FastKernelsTest {
         AbsorbedAttention.absorbedScores(qLat, q, f, h, by, dt.code, sRef, meta, rows, cap, cap, heads, DN, dr, dc, scale);
         FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sFast, meta, rows, cap, cap, heads, DN, dr, dc, scale);
         TestData.assertClose(sRef, sFast, 1e-4, what + " scores");
+        // on the step's spinning pools the tiles go to whichever thread is free: the same kernels per tile, the same bits
+        for (SpinPool pool : POOLS) {
+            float[] sPool = new float[sFast.length];
+            ScopedValue.where(Parallel.POOL, pool).run(() ->
+                    FastAttention.absorbedScores(qLat, q, f, h, by, dt.code, sPool, meta, rows, cap, cap, heads, DN, dr, dc, scale));
+            for (int i = 0; i < sPool.length; i++) {
+                assertEquals(Float.floatToIntBits(sFast[i]), Float.floatToIntBits(sPool[i]), what + " scores on a pool of " + pool.threads() + " threads, at " + i);
+            }
+        }
 
         Softmax.softmax(sRef, meta, rows, cap, heads);
         FastAttention.softmax(sFast, meta, rows, cap, heads);
@@ -201,12 +210,39 @@ class FastKernelsTest {
             most = Math.max(most, took[0]);
         }
         assertEquals(2, most, "both threads of the pool took runs in one of 10 calls");
-        // the rule (FastAttention.balances): at most 2 token rows, a context cut into pieces
+        // the rule (FastAttention.balances): more than one thread, at most 4 token rows per thread
         if (!FastAttention.REPRODUCIBLE) {
-            assertTrue(FastAttention.balances(1, 2), "1 row");
-            assertTrue(FastAttention.balances(2, 2), "2 rows");
+            assertTrue(FastAttention.balances(1, 2), "1 row on 2 threads");
+            assertTrue(FastAttention.balances(8, 2), "8 rows on 2 threads");
+            assertTrue(FastAttention.balances(64, 16), "64 rows on 16 threads");
         }
-        assertFalse(FastAttention.balances(3, 2), "3 rows keep the fixed pieces");
-        assertFalse(FastAttention.balances(1, 1), "a context not cut into pieces");
+        assertFalse(FastAttention.balances(9, 2), "9 rows on 2 threads keep the fixed pieces");
+        assertFalse(FastAttention.balances(1, 1), "one thread");
+    }
+
+    @Test
+    void balancedValuesOverManyRowsAndAgainWithFewer() {
+        // 8 and 12 token rows (a thread's stretch spans several rows, and runs are taken from the back of another's),
+        // then 3 and 8 again on the same calling thread: each thread's o_lat per row is reused and must start at zero
+        int heads = 24, dc = 64, cap = 200, w = dc + DR;
+        for (int rows : new int[] {8, 12, 3, 8}) {
+            float[] kv = TestData.gaussian(50 + rows, rows * cap * w);
+            int[] seqStart = new int[rows];
+            for (int r = 0; r < rows; r++) seqStart[r] = (37 * r + 11) % cap;   // different lengths, some inside the first tile
+            int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, rows, 1, cap);
+            float[] probs = TestData.gaussian(60 + rows, rows * heads * cap);
+            for (int i = 0; i < probs.length; i++) probs[i] = Math.abs(probs[i]) / cap;
+            float[] oRef = new float[rows * heads * dc];
+            AbsorbedAttention.absorbedValues(probs, kv, new short[1], new byte[1], org.tornadomla.kernels.CacheLayout.F32, oRef, meta, rows, cap, cap, heads, dc, DR);
+            checkBalanced(probs, kv, new short[1], new byte[1], org.tornadomla.kernels.CacheLayout.F32, oRef, meta, rows, cap, cap, heads, dc, DR, rows + " rows");
+        }
+    }
+
+    @Test
+    void rowOfFindsTheRowOfARunPastRowsWithNone() {
+        // runs per row 2, 0 (a padding row), 3, 0, 1: row starts 0, 2, 2, 5, 5, 6
+        int[] starts = {0, 2, 2, 5, 5, 6};
+        int[] expected = {0, 0, 2, 2, 2, 4};
+        for (int run = 0; run < 6; run++) assertEquals(expected[run], FastAttention.rowOf(starts, 5, run), "run " + run);
     }
 }
