@@ -227,7 +227,7 @@ public final class FastExecutor extends JvmExecutor {
                 + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (" + from("tornadomla.fast.touchScores") + "), "
                 + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (" + from("tornadomla.fast.absorbStrips") + "), "
                 + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles")
-                + " (" + from("tornadomla.fast.valuesRuns") + "), the absorbed values at batch 1 and 2 "
+                + " (" + from("tornadomla.fast.valuesRuns") + "), the absorbed values at up to 4 token rows a thread "
                 + (FastAttention.REPRODUCIBLE ? "in fixed pieces (tornadomla.fast.reproducible, -D)" : "shared out as threads free up (tornadomla.fast.reproducible)");
         if (KernelChoices.measured() != null) line += "; \"measured\": by mla tune on this machine, " + KernelChoices.measured() + ", " + KernelChoices.file();
         if (KernelChoices.ignored() != null) line += "; ignored: " + KernelChoices.ignored();
