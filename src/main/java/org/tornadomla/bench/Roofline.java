@@ -54,14 +54,17 @@ public final class Roofline {
      * else shared. On a 2-vCPU Zen 4 (2026-12-06) {@code mla bench --roofline} twice in 8 runs measured exactly half
      * the peak over the wall clock (117.2 against 230–234 GFLOP/s in the runs around it) and then printed 134 % of it
      * for a step; as if both threads had shared one core, which the wall clock cannot tell from a slow core. It did
-     * not recur in 33 runs after, so this guards the likeliest cause, not a reproduced one.
+     * not recur in 33 runs after, so this guards the likeliest cause, not a reproduced one. It covers sharing inside
+     * this OS; time the host takes from a virtual CPU is left out of a thread's CPU time only where the guest accounts
+     * it as steal time (KVM's paravirtual steal clock does). Threads that take turns on one core may each run at a
+     * higher single-core clock than two busy cores do, so the sum can then read a little high.
      */
     static double fmaRun(int threads, long ms, FmaBlock block) {
         for (int w = 0; w < 20_000; w++) block.run(64, w);    // compiled by the JIT before the clock starts
         long[] done = new long[threads], cpuNanos = new long[threads];
         float[] sink = new float[threads];
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
-        boolean cpuClock = mx.isCurrentThreadCpuTimeSupported();
+        boolean cpuClock = mx.isCurrentThreadCpuTimeSupported() && mx.isThreadCpuTimeEnabled();
         double seconds = onEveryCore(threads, t -> {
             long c0 = cpuClock ? mx.getCurrentThreadCpuTime() : 0;
             long end = System.nanoTime() + ms * 1_000_000;

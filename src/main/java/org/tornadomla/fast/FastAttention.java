@@ -73,8 +73,8 @@ import static org.tornadomla.fast.Vec.L;
  *   of 2 rows, each thread holding an o_lat per row it takes runs of ({@link #balances}). At B8 the fixed pieces were
  *   whole rows, 4 per thread, and a thread that ran slower held the task up by most of a row. 2-vCPU Zen 4,
  *   2026-12-06, alternating every 6 or 20 steps in one JVM (docs/benchmarks.md): B8 H128 T4096 values 28.2 → 24.5
- *   and 29.3 → 25.5 ms where one thread ran slower, level (22.4 / 22.5) where neither did; scores 1–5 % faster at B1
- *   and B8.</li>
+ *   and 29.3 → 25.5 ms where one thread ran slower, level (22.4 / 22.5) where neither did; scores level to 9 % faster at
+ *   B1 and B8 (16, 64 and 128 heads).</li>
  * </ol>
  * Outcome on 2 Zen 5 cores (536.7 GFLOP/s measured peak), before version 4: scores 66 %, values 53 % of the peak
  * at B1 (56 % at B8); the step 5.1 ms, 1.25× faster than PyTorch with OpenBLAS's AVX-512 kernels
@@ -248,8 +248,9 @@ public final class FastAttention {
     /**
      * Whether the values of {@code rows} token rows are shared out run by run ({@link #balancedValues}) on a pool of
      * {@code threads} rather than in fixed pieces: on more than one thread, at most 4 token rows per thread (with more,
-     * the fixed pieces are whole rows, at least 4 per thread, and a thread that runs slower holds the task up by at
-     * most a fifth of a thread's share; each thread's o_lat per row it takes runs of would be memory for little gain),
+     * the fixed pieces are whole rows, more than 4 per thread, and a thread that runs slower holds the task up by at
+     * most about a quarter of a thread's share, less the more rows; each thread's o_lat per row it takes runs of would
+     * be memory for little gain),
      * and not where {@link #REPRODUCIBLE}.
      */
     static boolean balances(int rows, int threads) {
@@ -349,7 +350,8 @@ public final class FastAttention {
         int total = runStarts[rows];
         // the calling thread's tables, indexed by slot (a slot names a thread within this one loop only): slot t's
         // o_lat of row r is slotOLat[t][slotRow[t·rows + r]] (−1: none yet), one [heads, d_c] array per row it took
-        // runs of; a thread walks a stretch of consecutive rows, so it holds about rows / threads + 1 of them
+        // runs of; a thread walks a stretch of consecutive rows and mostly holds rows / threads + 1 of them, but runs it
+        // takes from the back of others' stretches can add more (at most rows), kept for the calling thread's next steps
         float[][][] slotOLat = SLOT_O_LAT.get().length >= threads ? SLOT_O_LAT.get() : new float[threads][][];
         SLOT_O_LAT.set(slotOLat);
         int[] slotRow = SLOT_ROW.get().length >= threads * (rows + 1) ? SLOT_ROW.get() : new int[threads * (rows + 1)];

@@ -40,15 +40,18 @@ class RooflineTest {
     @Test
     void aRunCountsEachThreadsFlopsOverTheCpuTimeItRan() {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
-        org.junit.jupiter.api.Assumptions.assumeTrue(mx.isCurrentThreadCpuTimeSupported(), "this JVM gives no thread CPU time");
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx.isCurrentThreadCpuTimeSupported() && mx.isThreadCpuTimeEnabled(), "this JVM gives no thread CPU time");
         int threads = 2 * Runtime.getRuntime().availableProcessors();
         java.util.concurrent.ConcurrentHashMap<Long, Long> perThread = new java.util.concurrent.ConcurrentHashMap<>();
         Roofline.FmaBlock busy = (iters, seed) -> {
             if (iters < 1 << 16) return 0f;                       // the warm-up before the clock
             assertEquals(1 << 16, iters, "rounds per timed call");
             perThread.merge(Thread.currentThread().threadId(), 1L, Long::sum);
-            long until = mx.getCurrentThreadCpuTime() + 1_000_000;
-            while (mx.getCurrentThreadCpuTime() < until) Thread.onSpinWait();
+            long until = mx.getCurrentThreadCpuTime() + 1_000_000, giveUp = System.nanoTime() + 2_000_000_000L;
+            while (mx.getCurrentThreadCpuTime() < until) {
+                if (System.nanoTime() > giveUp) throw new AssertionError("1 ms of this thread's CPU time took over 2 s");
+                Thread.onSpinWait();
+            }
             return 1f;
         };
         double g = Roofline.fmaRun(threads, 60, busy);

@@ -239,6 +239,45 @@ class FastKernelsTest {
     }
 
     @Test
+    void twoThreadsShareARowAndTheStepRoutesRowsByTheRule() {
+        // 7 rows of 1024 cached positions at 64 heads: 8 runs of two tiles a row, 56 in all, so the two threads' stretches
+        // meet inside row 3 and that row's o_lat is the sum of both threads' arrays once both take runs; then, through
+        // absorbedValues on the pool, 7 rows take this path and 9 rows (more than 4 per thread) the fixed pieces
+        int heads = 64, dc = 512, dr = 64, cap = 1024, w = dc + dr;
+        for (int rows : new int[] {7, 9}) {
+            float[] kv = TestData.gaussian(70 + rows, rows * cap * w);
+            int[] seqStart = new int[rows];
+            java.util.Arrays.fill(seqStart, cap - 1);
+            int[] meta = org.tornadomla.kernels.Meta.contiguous(seqStart, rows, 1, cap);
+            float[] probs = TestData.gaussian(80 + rows, rows * heads * cap);
+            for (int i = 0; i < probs.length; i++) probs[i] = Math.abs(probs[i]) / cap;
+            float[] oRef = new float[rows * heads * dc];
+            short[] noHalves = new short[1];
+            byte[] noBytes = new byte[1];
+            int f32 = org.tornadomla.kernels.CacheLayout.F32;
+            AbsorbedAttention.absorbedValues(probs, kv, noHalves, noBytes, f32, oRef, meta, rows, cap, cap, heads, dc, dr);
+            if (rows == 7) {
+                int most = 0;
+                for (int attempt = 0; attempt < 10 && most < 2; attempt++) {
+                    float[] o = new float[oRef.length];
+                    java.util.Arrays.fill(o, Float.NaN);
+                    int[] took = {0};
+                    ScopedValue.where(Parallel.POOL, POOLS[0]).run(() ->
+                            took[0] = FastAttention.balancedValues(probs, kv, noHalves, noBytes, f32, o, meta, rows, cap, cap, heads, dc, dr, 2));
+                    most = Math.max(most, took[0]);
+                    TestData.assertClose(oRef, o, 1e-4, "7 rows, " + took[0] + " threads took runs");
+                }
+                assertEquals(2, most, "both threads of the pool took runs in one of 10 calls");
+            }
+            float[] o = new float[oRef.length];
+            java.util.Arrays.fill(o, Float.NaN);
+            ScopedValue.where(Parallel.POOL, POOLS[0]).run(() ->
+                    FastAttention.absorbedValues(probs, kv, noHalves, noBytes, f32, o, meta, rows, cap, cap, heads, dc, dr));
+            TestData.assertClose(oRef, o, 1e-4, rows + " rows through absorbedValues on a pool of 2");
+        }
+    }
+
+    @Test
     void rowOfFindsTheRowOfARunPastRowsWithNone() {
         // runs per row 2, 0 (a padding row), 3, 0, 1: row starts 0, 2, 2, 5, 5, 6
         int[] starts = {0, 2, 2, 5, 5, 6};
