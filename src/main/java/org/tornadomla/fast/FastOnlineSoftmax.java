@@ -31,6 +31,11 @@ import static org.tornadomla.fast.Vec.L;
  *   2.19–2.97 → 2.07–2.84 ms (five of five faster), B1 H16 T4096 0.52–0.70 → 0.52–0.71 (medians 0.65 → 0.53), H128
  *   level (T4096 3.36–4.61 against 3.38–4.50). The sums run over other tiles, so the last bits differ from
  *   tiles of 64; both are within the reference's tolerance.</li>
+ *   <li>at a single head vector (up to 16 heads with AVX-512, 8 with AVX2) a tile is touched first only where
+ *   {@link Gemm#TOUCH_SCORES} says so (a Zen 5), as the absorbed scores are ({@link #touchesTile}). 2-vCPU Zen 4,
+ *   2026-12-06, alternating every 20 steps in one JVM, split_tiles: B1 H16 T4096 0.856 → 0.812 and 0.851 → 0.800 ms,
+ *   T16384 3.72 → 3.55, B8 H16 T4096 8.10 → 7.36; the same Zen 4 held to AVX2 (-XX:UseAVX=2), 8 heads: T4096 0.715 →
+ *   0.654 and 0.657 → 0.598, T16384 level (2.96 / 2.98). The bits do not change.</li>
  * </ol>
  * Outcome on 2 Zen 5 cores: split_tiles does both products at 70 % (B1) and 72 % (B8) of the FMA peak, faster
  * than the absorbed path's separate tasks (each tile is read once for keys and values); the step 4.4 ms, 1.47×
@@ -81,7 +86,7 @@ public final class FastOnlineSoftmax {
                 int off = LatentTiles.tile(kvFloats, kvHalves, kvBytes, dtype, attnMeta, table, j0, n, blockSize, w, dc, buf, ws);
                 float[] src = dtype == CacheLayout.F32 && FastAttention.inOneBlock(j0, n, blockSize) ? kvFloats : buf;
                 int stride = src == kvFloats ? w : ws;
-                if (src == kvFloats && Vec.TOUCH) Vec.touch(src, off, off + n * w);     // in order first where Vec.TOUCH says, as FastAttention's values
+                if (src == kvFloats && touchesTile(hp)) Vec.touch(src, off, off + n * w);
                 Gemm.scores(qt, r * w * hp, hp, src, off, stride, w, n, st, 0);
                 updateAndRescale(st, n, hp, heads, stats, acc, dc, j0 == lo);
                 Gemm.values(st, 0, 1, hp, heads, src, off, stride, n, 0, dc, acc, 0, dc);
@@ -95,6 +100,17 @@ public final class FastOnlineSoftmax {
                 mlPart[2 * part + 1] = l;
             }
         });
+    }
+
+    /**
+     * Whether a tile read in place is touched in order before its scores and values ({@link Vec#touch}): where {@link
+     * Vec#TOUCH} says so, as before the absorbed values, but at a single head vector only where {@link
+     * Gemm#TOUCH_SCORES} does, as before the absorbed scores (version 4). There the scores are nearly all of the tile's
+     * reads of memory, and on a Zen 4 (16 heads' scores on 256-bit halves, no read-ahead) the touch cost more than it
+     * saved.
+     */
+    static boolean touchesTile(int hp) {
+        return hp == L ? Gemm.TOUCH_SCORES : Vec.TOUCH;
     }
 
     /** {@link #update}, then each head's accumulated O [heads, dc] rescaled by its alpha where the max moved. */

@@ -76,6 +76,20 @@ class FastExecutorTest {
                 assertFalse(Gemm.TOUCH_SCORES, "an Intel CPU keeps the 16-head scores' read-ahead (s16x1Ahead)");
             }
         }
+        // the tiled path's touch before a tile, stated per machine: at one head vector a Zen 4 (family 25, AVX-512) and an
+        // Intel CPU read the tile without it; at several head vectors an AMD CPU touches and an Intel CPU does not
+        if (System.getProperty("tornadomla.fast.touch") == null && System.getProperty("tornadomla.fast.touchScores") == null
+                && System.getProperty("tornadomla.fast.halfScores") == null && System.getProperty("tornadomla.fast.registers") == null) {
+            boolean amd = "AuthenticAMD".equals(Vec.cpuVendor()), intel = "GenuineIntel".equals(Vec.cpuVendor());
+            if (amd && "25".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512) {
+                assertFalse(FastOnlineSoftmax.touchesTile(Vec.L), "a Zen 4 reads 16 heads' tiles untouched in the tiled path");
+            }
+            if (amd && "26".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512) {
+                assertTrue(FastOnlineSoftmax.touchesTile(Vec.L), "a Zen 5 touches 16 heads' tiles in the tiled path");
+            }
+            if (intel) assertFalse(FastOnlineSoftmax.touchesTile(Vec.L) || FastOnlineSoftmax.touchesTile(2 * Vec.L), "an Intel CPU does not touch");
+            if (amd) assertTrue(FastOnlineSoftmax.touchesTile(2 * Vec.L), "an AMD CPU touches tiles of several head vectors");
+        }
         // the values' runs of two tiles: on AMD CPUs (where tiles are touched), single tiles on an Intel CPU
         if (System.getProperty("tornadomla.fast.valuesRuns") == null && System.getProperty("tornadomla.fast.touch") == null) {
             if ("GenuineIntel".equals(Vec.cpuVendor())) assertEquals(1, FastAttention.VALUES_RUN, "an Intel CPU keeps single tiles");

@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  * context} f32 tokens, and the time of its attention tasks alone (scores, softmax, values or split_tiles, combine:
  * what reads the latent rows; absorb_q and unabsorb_v stream kv_b_proj, whose size depends on d_n and d_v, and are
  * left out), per cached token and per byte of latent row read. Not JMH: the geometries take turns in rounds of 5
- * steps after a warm-up, and the median of each is printed (a disturbance of a shared machine hits all of them).
+ * steps after a warm-up of 2 s each, and the median of each is printed (a disturbance of a shared machine hits all of them).
  * A geometry is {@code d_c+d_r/H} (d_n = d_v = 128) or a preset name (its heads and widths; a sparse preset's dense core).
  *
  * <pre>
@@ -60,8 +60,12 @@ public final class GeometryTasks {
             }
             int rounds = Math.max(1, reps / 5);
             long[][] attention = new long[names.length][rounds * 5];
+            // warm-up: 2 s of steps per geometry. Ten steps were too few for a geometry whose kernels no other one uses
+            // (16 heads' s8x2h on a Zen 4): C2 had not compiled them yet, and 16 heads read 12–65 GFLOP/s in fresh JVMs
+            // against 130–163 after a longer run (2026-12-06)
             for (int g = 0; g < names.length; g++) {
-                for (int i = 0; i < 10; i++) fast.execute(graphs.get(g), new long[graphs.get(g).tasks().size()]);   // warm-up
+                long until = System.nanoTime() + 2_000_000_000L;
+                for (int i = 0; i < 10 || System.nanoTime() < until; i++) fast.execute(graphs.get(g), new long[graphs.get(g).tasks().size()]);
             }
             for (int r = 0; r < rounds; r++) {
                 for (int g = 0; g < names.length; g++) {

@@ -12,7 +12,8 @@ import java.util.concurrent.CyclicBarrier;
  * the touch of an f32 tile read in place, the scores, the online-softmax update with the rescale of the accumulators,
  * the values) and the absorbed path's values pass ({@link FastAttention#absorbedValues}: the touch, the values), each
  * phase timed with {@code System.nanoTime} around the calls the step makes on this machine (the touch where
- * {@link Vec#TOUCH} is on, else the values reading the next tile ahead), over the tiles the step takes (128 rows on an
+ * {@link Vec#TOUCH} is on, in the tiled loop where {@link FastOnlineSoftmax#touchesTile} is, else the values reading the
+ * next tile ahead), over the tiles the step takes (128 rows on an
  * AMD CPU, 64 on an Intel one) of DeepSeek's 576-wide rows. One thread per core, each over its share of a B1 cache of
  * {@code context} tokens (one KV split each, as the step runs at B1), so the tiles come from the L3 or memory as in
  * the step. The last half of the reps is timed; the first lets the JIT finish (with 300 reps in all, one thread of a
@@ -74,7 +75,7 @@ public final class TilePhases {
                 for (int j0 = lo; j0 < lo + rows; j0 += TILE) {
                     int off = j0 * W;
                     long t0 = System.nanoTime();
-                    if (Vec.TOUCH) Vec.touch(k, off, off + TILE * W);
+                    if (loop.equals("tiled") ? FastOnlineSoftmax.touchesTile(hp) : Vec.TOUCH) Vec.touch(k, off, off + TILE * W);
                     long t1 = System.nanoTime(), t2 = t1, t3 = t1;
                     if (loop.equals("tiled")) {
                         Gemm.scores(qt, 0, hp, k, off, W, W, TILE, st, 0);
