@@ -141,9 +141,7 @@ public final class FastAttention {
         // tile's scores go to their own place in scores, so who computes a tile leaves the bits as they are
         SpinPool pool = Parallel.pool();
         if (pool != null) {
-            int[] tileStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
-            RUN_STARTS.set(tileStarts);
-            for (int r = 0; r < rows; r++) tileStarts[r + 1] = tileStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, 1);
+            int[] tileStarts = runStarts(attnMeta, rows, 1);
             pool.forEachStretched(tileStarts[rows], (slot, tileIndex) -> {
                 int r = rowOf(tileStarts, rows, tileIndex);
                 scoresOfTile(qt, kvFloats, kvHalves, kvBytes, dtype, scores, attnMeta, r, tileIndex - tileStarts[r], capacity, blockSize, heads, hp, w, dc, ws);
@@ -258,8 +256,7 @@ public final class FastAttention {
      * {@code threads} rather than in fixed pieces: on more than one thread, at most 4 token rows per thread (with more,
      * the fixed pieces are whole rows, more than 4 per thread, and a thread that runs slower holds the task up by at
      * most about a quarter of a thread's share, less the more rows; each thread's o_lat per row it takes runs of would
-     * be memory for little gain),
-     * and not where {@link #REPRODUCIBLE}.
+     * be memory for little gain), and not where {@link #REPRODUCIBLE}.
      */
     static boolean balances(int rows, int threads) {
         return !REPRODUCIBLE && threads > 1 && rows <= 4 * threads;
@@ -351,10 +348,7 @@ public final class FastAttention {
         SpinPool pool = Parallel.pool();
         if (pool == null) return -1;
         int threads = pool.threads(), ws = Gemm.tileStride(dc + dr), size = heads * dc;
-        // row r's runs are runStarts[r] … runStarts[r + 1] − 1
-        int[] runStarts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
-        RUN_STARTS.set(runStarts);
-        for (int r = 0; r < rows; r++) runStarts[r + 1] = runStarts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, valuesRun);
+        int[] runStarts = runStarts(attnMeta, rows, valuesRun);
         int total = runStarts[rows];
         // the calling thread's tables, indexed by slot (a slot names a thread within this one loop only): slot t's
         // o_lat of row r is slotOLat[t][slotRow[t·rows + r]] (−1: none yet), one [heads, d_c] array per row it took
@@ -362,6 +356,10 @@ public final class FastAttention {
         // takes from the back of others' stretches can add more (at most rows), kept for the calling thread's next steps
         float[][][] slotOLat = SLOT_O_LAT.get().length >= threads ? SLOT_O_LAT.get() : new float[threads][][];
         SLOT_O_LAT.set(slotOLat);
+        for (int t = 0; t < threads; t++) {                        // room for an array per row; the arrays are made by the slot's thread
+            if (slotOLat[t] == null) slotOLat[t] = new float[rows][];
+            else if (slotOLat[t].length < rows) slotOLat[t] = java.util.Arrays.copyOf(slotOLat[t], rows);
+        }
         int[] slotRow = SLOT_ROW.get().length >= threads * (rows + 1) ? SLOT_ROW.get() : new int[threads * (rows + 1)];
         SLOT_ROW.set(slotRow);
         java.util.Arrays.fill(slotRow, 0, threads * rows, -1);
@@ -372,7 +370,6 @@ public final class FastAttention {
             if (slotRow[own] < 0) {                                // this thread's first run of the row: an o_lat at zero
                 int k = slotRow[held + slot]++;
                 float[][] mine = slotOLat[slot];
-                if (mine == null || mine.length <= k) mine = slotOLat[slot] = java.util.Arrays.copyOf(mine == null ? new float[0][] : mine, k + 1);
                 if (mine[k] == null || mine[k].length < size) mine[k] = new float[size];   // in this thread's memory
                 else java.util.Arrays.fill(mine[k], 0, size, 0f);
                 slotRow[own] = k;
@@ -404,6 +401,17 @@ public final class FastAttention {
         int took = 0;
         for (int t = 0; t < threads; t++) if (slotRow[held + t] > 0) took++;
         return took;
+    }
+
+    /**
+     * Where each token row's runs of {@code run} tiles start in one numbering over all rows: row r's runs are
+     * starts[r] … starts[r + 1] − 1 ({@link #rowOf}). The calling thread's array, rewritten on every call.
+     */
+    private static int[] runStarts(int[] attnMeta, int rows, int run) {
+        int[] starts = RUN_STARTS.get().length >= rows + 1 ? RUN_STARTS.get() : new int[rows + 1];
+        RUN_STARTS.set(starts);
+        for (int r = 0; r < rows; r++) starts[r + 1] = starts[r] + runsOf(CacheLayout.metaRowPosition(attnMeta, r) + 1, run);
+        return starts;
     }
 
     /** Runs of {@code valuesRun} tiles in a row of {@code len} cached positions. */
