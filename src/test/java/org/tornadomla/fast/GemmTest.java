@@ -36,6 +36,38 @@ class GemmTest {
         }
     }
 
+    /**
+     * Qᵀ of the second token row, packed in column blocks of 64 and one odd block as packQueries cuts them, against the
+     * definition: every (column, head) of this machine's layout holds scale·q_lat (c &lt; d_c) or scale·q_pe (c ≥ d_c) of
+     * that head, and the padding heads zero; nothing outside the row is written.
+     */
+    @Test
+    void packedQueryHoldsTheScaledLatentAndRopeColumnsOfEachHead() {
+        Random rnd = new Random(11);
+        int dn = 128, rows = 2, r = 1;
+        float scale = 0.1f;
+        for (int[] g : new int[][] {{512, 64}, {256, 32}, {9, 3}}) {
+            int dc = g[0], dr = g[1], w = dc + dr;
+            for (int heads : new int[] {1, 16, 20, 40, 128}) {
+                int hp = Gemm.paddedHeads(heads), q0 = w * hp;          // row 1's Qᵀ after row 0's
+                float[] qLat = random(rnd, rows * heads * dc), q = random(rnd, rows * heads * (dn + dr));
+                float[] qt = new float[rows * w * hp + 7];
+                java.util.Arrays.fill(qt, Float.NaN);
+                for (int c0 = 0; c0 < w; c0 += 64) Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, q0, hp, c0, Math.min(w, c0 + 64));
+                for (int c = 0; c < w; c++) {
+                    for (int h = 0; h < hp; h++) {
+                        float want = h >= heads ? 0f
+                                : scale * (c < dc ? qLat[(r * heads + h) * dc + c] : q[(r * heads + h) * (dn + dr) + dn + c - dc]);
+                        float got = qt[q0 + Gemm.qtIndex(Gemm.REGS32, c, h, w, hp)];
+                        assertTrue(got == want, "w" + w + " H" + heads + " c" + c + " h" + h + ": " + got + ", expected " + want);
+                    }
+                }
+                for (int i = 0; i < q0; i++) assertTrue(Float.isNaN(qt[i]), "row 0's Qᵀ written at " + i);
+                for (int i = rows * w * hp; i < qt.length; i++) assertTrue(Float.isNaN(qt[i]), "written past the rows at " + i);
+            }
+        }
+    }
+
     @Test
     void rowsWiderThan576GoInColumnChunks() {
         Random rnd = new Random(5);
