@@ -116,6 +116,35 @@ final class Vec {
     /** Floats per 64-byte cache line. */
     private static final int LINE = 16;
 
+    private static final float LOG2E = 1.44269504088896341f, ROUND = 12582912f /* 1.5·2^23 */, LN2_HI = 0.693359375f,
+            LN2_LO = -2.12194440e-4f, FLUSH = -87.33654f /* ln 2^-126 */, OVERFLOW = 88.37626f /* ln 2^127.5 */;
+
+    /**
+     * e^x lane-wise, for the softmaxes: within 1 ulp of e^x for x ≤ 0 (their arguments) and 1.1 ulp above, where the
+     * result is a normal float; exactly 0 where it would be below 2^-126 (a weight of less than 1.2e-38 beside the
+     * largest, which is 1; −∞ gives 0 as it must), +∞ above x = 88.376 (where n would be 128; e^x reaches the largest
+     * float only at 88.723, so the top 0.35 of the range is +∞ early), NaN for NaN. x = n·ln 2 + r with n =
+     * round(x·log2 e) and |r| ≤ ln 2 / 2 (ln 2 in two parts), e^r by the degree-7 polynomial of Cephes' expf, 2^n put
+     * into the exponent bits. The Vector API's EXP (the JDK's SVML: within 1 ulp, subnormals too) took 0.53 ns a number
+     * in a softmax-like pass over 4096 floats in L1 on a Zen 5 core, this 0.21 (2026-12-06).
+     */
+    static FloatVector exp(FloatVector x) {
+        FloatVector t = x.fma(FloatVector.broadcast(F, LOG2E), FloatVector.broadcast(F, ROUND));   // ROUND + n in the low bits
+        FloatVector n = t.sub(ROUND);
+        FloatVector r = n.fma(FloatVector.broadcast(F, -LN2_HI), x);
+        r = n.fma(FloatVector.broadcast(F, -LN2_LO), r);
+        FloatVector p = r.fma(FloatVector.broadcast(F, 1.9875691500e-4f), FloatVector.broadcast(F, 1.3981999507e-3f));
+        p = p.fma(r, FloatVector.broadcast(F, 8.3334519073e-3f));
+        p = p.fma(r, FloatVector.broadcast(F, 4.1665795894e-2f));
+        p = p.fma(r, FloatVector.broadcast(F, 1.6666665459e-1f));
+        p = p.fma(r, FloatVector.broadcast(F, 5.0000001201e-1f));
+        p = p.fma(r.mul(r), r).add(1f);
+        // 2^n: n + 127 into the exponent field (n = t's low bits, t's bits − ROUND's bits)
+        IntVector bits = ((IntVector) t.reinterpretAsInts()).add(127 - 0x4B400000).lanewise(VectorOperators.LSHL, 23);
+        FloatVector e = p.mul((FloatVector) bits.reinterpretAsFloats());
+        return e.blend(0f, x.compare(VectorOperators.LT, FLUSH)).blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, OVERFLOW));
+    }
+
     /** A per-thread scratch array of at least n floats (kernels are static; their scratch lives per thread). */
     static float[] scratch(ThreadLocal<float[]> slot, int n) {
         float[] b = slot.get();
