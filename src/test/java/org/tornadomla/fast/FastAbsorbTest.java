@@ -46,6 +46,30 @@ class FastAbsorbTest {
             }
         }
     }
+    /**
+     * unabsorb_v over several token rows (with 32 registers, blocks of 4 rows against 4 rows of W^UV_h, and the rows left
+     * over one at a time) gives each row the bits of that row alone.
+     */
+    @Test
+    void severalRowsOfUnabsorbGiveTheBitsOfEachRowAlone() {
+        int heads = 3, dn = 16, dc = 512, dv = 128;
+        Random rnd = new Random(9);
+        float[] w = new float[heads * (dn + dv) * dc];
+        for (int i = 0; i < w.length; i++) w[i] = rnd.nextFloat() - 0.5f;
+        for (int rows : new int[] {4, 7, 8, 37}) {
+            float[] oLat = new float[rows * heads * dc], o = new float[rows * heads * dv];
+            for (int i = 0; i < oLat.length; i++) oLat[i] = rnd.nextFloat() - 0.5f;
+            FastAbsorb.unabsorbValue(oLat, w, o, rows, heads, dn, dv, dc);
+            for (int r = 0; r < rows; r++) {
+                float[] one = new float[heads * dv];
+                FastAbsorb.unabsorbValue(java.util.Arrays.copyOfRange(oLat, r * heads * dc, (r + 1) * heads * dc), w, one, 1, heads, dn, dv, dc);
+                for (int i = 0; i < one.length; i++) {
+                    assertEquals(Float.floatToIntBits(one[i]), Float.floatToIntBits(o[r * heads * dv + i]), "rows " + rows + " r" + r + " at " + i);
+                }
+            }
+        }
+    }
+
     @Test
     void manyTokenRowsMatchADoubleSum() {
         // rows that reach each block of the several-row paths: 2 and 7 (Gemm's small-head blocks), 33 and 70 (past
