@@ -47,7 +47,9 @@ import static org.tornadomla.fast.Vec.L;
  *   #unabsorb4x4}: 16 accumulators, 8 loads per 16 FMAs) instead of one token row against 8 rows of W^UV_h (9 loads
  *   per 8 FMAs); the rows left over go as before. 2-vCPU Zen 5, 2026-12-06, the two alternating every 6 steps in one
  *   JVM: unabsorb_v at B8 H128 T4096 1.73 → 1.23 ms (absorbed path) and 1.80 → 1.27 (tiled), B4 1.21 → 0.92. Each
- *   output is the same sum as before: the same bits.</li>
+ *   output is the same sum as before: the same bits. With 16 registers (AVX2), 2 token rows against 4 W rows (6 loads per
+ *   8 FMAs) measured 2.32 → 2.22 ms at B8 and level at B4 on the same Zen 5 held to AVX2 (-XX:UseAVX=2), and was left
+ *   out.</li>
  * </ol>
  */
 public final class FastAbsorb {
@@ -212,6 +214,7 @@ public final class FastAbsorb {
 
     /** {@link #unabsorbValueHead} for token rows [r0, r1). */
     private static void unabsorbRows(float[] oLat, float[] wkvB, int w0, float[] o, int r0, int r1, int heads, int h, int dv, int dc) {
+        // with 32 registers, token rows in blocks of 4 against 4 rows of W^UV_h (version 8); the rows left over one at a time
         if (Gemm.REGS32 && dc % L == 0 && dv % 4 == 0 && r1 - r0 >= 4) {
             int r4 = r0 + (r1 - r0) / 4 * 4;
             for (int v = 0; v < dv; v += 4) {
