@@ -47,7 +47,8 @@ import static org.tornadomla.fast.Vec.L;
  *   #unabsorb4x4}: 16 accumulators, 8 loads per 16 FMAs) instead of one token row against 8 rows of W^UV_h (9 loads
  *   per 8 FMAs); the rows left over go as before. 2-vCPU Zen 5, 2026-12-06, the two alternating every 6 steps in one
  *   JVM: unabsorb_v at B8 H128 T4096 1.73 → 1.23 ms (absorbed path) and 1.80 → 1.27 (tiled), B4 1.21 → 0.92. Each
- *   output is the same sum as before: the same bits. With 16 registers (AVX2), 2 token rows against 4 W rows (6 loads per
+ *   output is the same sum, in the same order, as before (its last bits still depend, as before, on whether C2 or the
+ *   interpreter took the final lane sum). With 16 registers (AVX2), 2 token rows against 4 W rows (6 loads per
  *   8 FMAs) measured 2.32 → 2.22 ms at B8 and level at B4 on the same Zen 5 held to AVX2 (-XX:UseAVX=2), and was left
  *   out.</li>
  * </ol>
@@ -177,7 +178,7 @@ public final class FastAbsorb {
     /**
      * Outputs v … v + 3 of token rows r … r + 3 (head h), W^UV_h's row v at wkvB[wr]: 16 accumulators, each W row
      * loaded once for 4 token rows, 8 loads per 16 FMAs where one row against 8 W rows takes 9 per 8. Each output the
-     * same sum as there (its lanes over c in order from 0, then reduceLanes): the same bits.
+     * same sum as there: its lanes over c in order from 0, then reduceLanes.
      */
     private static void unabsorb4x4(float[] oLat, float[] wkvB, int wr, float[] o, int r, int heads, int h, int v, int dv, int dc) {
         int x0 = (r * heads + h) * dc, x1 = x0 + heads * dc, x2 = x1 + heads * dc, x3 = x2 + heads * dc;

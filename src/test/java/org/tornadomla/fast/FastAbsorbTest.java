@@ -48,10 +48,11 @@ class FastAbsorbTest {
     }
     /**
      * unabsorb_v over several token rows (with 32 registers, blocks of 4 rows against 4 rows of W^UV_h, and the rows left
-     * over one at a time) gives each row the bits of that row alone.
+     * over one at a time) gives each row what that row alone gives: the same sums in the same order, so equal to within
+     * the order of the final lane sum, which C2 and the interpreter take differently (outputs about 1 in size; 1e-5).
      */
     @Test
-    void severalRowsOfUnabsorbGiveTheBitsOfEachRowAlone() {
+    void severalRowsOfUnabsorbGiveWhatEachRowAloneGives() {
         int heads = 3, dn = 16, dc = 512, dv = 128;
         Random rnd = new Random(9);
         float[] w = new float[heads * (dn + dv) * dc];
@@ -64,7 +65,7 @@ class FastAbsorbTest {
                 float[] one = new float[heads * dv];
                 FastAbsorb.unabsorbValue(java.util.Arrays.copyOfRange(oLat, r * heads * dc, (r + 1) * heads * dc), w, one, 1, heads, dn, dv, dc);
                 for (int i = 0; i < one.length; i++) {
-                    assertEquals(Float.floatToIntBits(one[i]), Float.floatToIntBits(o[r * heads * dv + i]), "rows " + rows + " r" + r + " at " + i);
+                    assertEquals(one[i], o[r * heads * dv + i], 1e-5f, "rows " + rows + " r" + r + " at " + i);
                 }
             }
         }
