@@ -46,6 +46,7 @@ class FastAbsorbTest {
             }
         }
     }
+
     /**
      * unabsorb_v over several token rows (with 32 registers, blocks of 4 rows against 4 rows of W^UV_h, and the rows left
      * over one at a time) gives each row what that row alone gives: the same sums in the same order, so equal to within
