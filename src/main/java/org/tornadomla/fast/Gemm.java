@@ -74,6 +74,14 @@ import static org.tornadomla.fast.Vec.L;
  *   <li>where the tile was touched before the scores of one head vector ({@link #TOUCH_SCORES}), s16x1 reads no
  *   number ahead; before, it kept reading one a column, on its own rows, which brought nothing. One Zen 5 core over a
  *   tile in L2 (KernelsAlone, two alternating pairs): 76–78 % → 79–83 % of its share of the peak.</li>
+ *   <li>32 registers, more than 16 heads, P's rows in order and cached rows {@link #ROW} apart (the absorbed path's
+ *   values over a tile read in place or copied to the stride): v6x4Row, v6x4 with both strides constants. One Zen 5
+ *   core over a 128-row run in L2: 175–181 → 178–187 GFLOP/s (four alternating pairs, 84 % → 86–89 % of its share
+ *   of the peak). In the step, old and new alternating every 20 (B1) or 6 (B8) steps in one JVM, 2-vCPU Zen 5,
+ *   2026-12-06, medians: B1 H128 T4096 values 2.206 → 2.109, 2.166 → 2.025, 1.957 → 1.950 ms; B8 H128 16.01 → 15.41,
+ *   15.66 → 15.35; B1 H64 0.974 → 0.950, 1.022 → 1.016. The same for the 8-head blocks (v8x3 at up to 16 heads) took
+ *   the B1 H16 values from 0.28 to 0.39–0.45 ms, so 16 heads keep v8x3; a likely reason, not read in the machine
+ *   code: 8 broadcasts and 3 vectors of K beside 24 accumulators are 35 registers.</li>
  * </ol>
  */
 final class Gemm {
@@ -433,6 +441,9 @@ final class Gemm {
         // the other heads: 6, 2 or 1 at a time against 4 vectors
         for (c = c0; h8 < heads && c + 4 * L <= c1; c += 4 * L) {
             int h = h8;
+            if (pj == 1 && w == ROW) {
+                for (; h + 6 <= heads; h += 6) v6x4Row(p, p0 + h * ph, ph, k, off + c, n, o, o0 + h * oh + c, oh);
+            }
             for (; h + 6 <= heads; h += 6) v6x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h + 2 <= heads; h += 2) v2x4(p, p0 + h * ph, ph, pj, k, off + c, w, n, o, o0 + h * oh + c, oh);
             for (; h < heads; h++) v1x4(p, p0 + h * ph, pj, k, off + c, w, n, o, o0 + h * oh + c);
@@ -884,6 +895,47 @@ final class Gemm {
             FloatVector b4 = FloatVector.broadcast(F, p[pr + 4 * ph]);
             a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42); a43 = k3.fma(b4, a43);
             FloatVector b5 = FloatVector.broadcast(F, p[pr + 5 * ph]);
+            a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52); a53 = k3.fma(b5, a53);
+        }
+        a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
+        a10.intoArray(o, o0 + oh); a11.intoArray(o, o0 + oh + L); a12.intoArray(o, o0 + oh + 2 * L); a13.intoArray(o, o0 + oh + 3 * L);
+        a20.intoArray(o, o0 + 2 * oh); a21.intoArray(o, o0 + 2 * oh + L); a22.intoArray(o, o0 + 2 * oh + 2 * L); a23.intoArray(o, o0 + 2 * oh + 3 * L);
+        a30.intoArray(o, o0 + 3 * oh); a31.intoArray(o, o0 + 3 * oh + L); a32.intoArray(o, o0 + 3 * oh + 2 * L); a33.intoArray(o, o0 + 3 * oh + 3 * L);
+        a40.intoArray(o, o0 + 4 * oh); a41.intoArray(o, o0 + 4 * oh + L); a42.intoArray(o, o0 + 4 * oh + 2 * L); a43.intoArray(o, o0 + 4 * oh + 3 * L);
+        a50.intoArray(o, o0 + 5 * oh); a51.intoArray(o, o0 + 5 * oh + L); a52.intoArray(o, o0 + 5 * oh + 2 * L); a53.intoArray(o, o0 + 5 * oh + 3 * L);
+    }
+
+    /**
+     * {@link #v6x4} for P's rows in order (pj = 1) and cached rows {@link #ROW} apart, both strides constants: each
+     * load's index is then a loop-invariant base plus j or j·576, and C2 drops the bounds checks and the multiplies
+     * of v6x4's row loop (its machine code: 6 broadcasts, 4 loads and 24 FMAs a row, where v6x4's had 8 compares and
+     * 2 multiplies more, its offsets reloaded from the stack). Version 14.
+     */
+    private static void v6x4Row(float[] p, int p0, int ph, float[] k, int off, int n, float[] o, int o0, int oh) {
+        FloatVector a00 = FloatVector.fromArray(F, o, o0), a01 = FloatVector.fromArray(F, o, o0 + L), a02 = FloatVector.fromArray(F, o, o0 + 2 * L), a03 = FloatVector.fromArray(F, o, o0 + 3 * L);
+        FloatVector a10 = FloatVector.fromArray(F, o, o0 + oh), a11 = FloatVector.fromArray(F, o, o0 + oh + L), a12 = FloatVector.fromArray(F, o, o0 + oh + 2 * L), a13 = FloatVector.fromArray(F, o, o0 + oh + 3 * L);
+        FloatVector a20 = FloatVector.fromArray(F, o, o0 + 2 * oh), a21 = FloatVector.fromArray(F, o, o0 + 2 * oh + L), a22 = FloatVector.fromArray(F, o, o0 + 2 * oh + 2 * L), a23 = FloatVector.fromArray(F, o, o0 + 2 * oh + 3 * L);
+        FloatVector a30 = FloatVector.fromArray(F, o, o0 + 3 * oh), a31 = FloatVector.fromArray(F, o, o0 + 3 * oh + L), a32 = FloatVector.fromArray(F, o, o0 + 3 * oh + 2 * L), a33 = FloatVector.fromArray(F, o, o0 + 3 * oh + 3 * L);
+        FloatVector a40 = FloatVector.fromArray(F, o, o0 + 4 * oh), a41 = FloatVector.fromArray(F, o, o0 + 4 * oh + L), a42 = FloatVector.fromArray(F, o, o0 + 4 * oh + 2 * L), a43 = FloatVector.fromArray(F, o, o0 + 4 * oh + 3 * L);
+        FloatVector a50 = FloatVector.fromArray(F, o, o0 + 5 * oh), a51 = FloatVector.fromArray(F, o, o0 + 5 * oh + L), a52 = FloatVector.fromArray(F, o, o0 + 5 * oh + 2 * L), a53 = FloatVector.fromArray(F, o, o0 + 5 * oh + 3 * L);
+        int p1 = p0 + ph, p2 = p0 + 2 * ph, p3 = p0 + 3 * ph, p4 = p0 + 4 * ph, p5 = p0 + 5 * ph;
+        for (int j = 0; j < n; j++) {
+            int kr = off + j * ROW;
+            FloatVector k0 = FloatVector.fromArray(F, k, kr);
+            FloatVector k1 = FloatVector.fromArray(F, k, kr + L);
+            FloatVector k2 = FloatVector.fromArray(F, k, kr + 2 * L);
+            FloatVector k3 = FloatVector.fromArray(F, k, kr + 3 * L);
+            FloatVector b0 = FloatVector.broadcast(F, p[p0 + j]);
+            a00 = k0.fma(b0, a00); a01 = k1.fma(b0, a01); a02 = k2.fma(b0, a02); a03 = k3.fma(b0, a03);
+            FloatVector b1 = FloatVector.broadcast(F, p[p1 + j]);
+            a10 = k0.fma(b1, a10); a11 = k1.fma(b1, a11); a12 = k2.fma(b1, a12); a13 = k3.fma(b1, a13);
+            FloatVector b2 = FloatVector.broadcast(F, p[p2 + j]);
+            a20 = k0.fma(b2, a20); a21 = k1.fma(b2, a21); a22 = k2.fma(b2, a22); a23 = k3.fma(b2, a23);
+            FloatVector b3 = FloatVector.broadcast(F, p[p3 + j]);
+            a30 = k0.fma(b3, a30); a31 = k1.fma(b3, a31); a32 = k2.fma(b3, a32); a33 = k3.fma(b3, a33);
+            FloatVector b4 = FloatVector.broadcast(F, p[p4 + j]);
+            a40 = k0.fma(b4, a40); a41 = k1.fma(b4, a41); a42 = k2.fma(b4, a42); a43 = k3.fma(b4, a43);
+            FloatVector b5 = FloatVector.broadcast(F, p[p5 + j]);
             a50 = k0.fma(b5, a50); a51 = k1.fma(b5, a51); a52 = k2.fma(b5, a52); a53 = k3.fma(b5, a53);
         }
         a00.intoArray(o, o0); a01.intoArray(o, o0 + L); a02.intoArray(o, o0 + 2 * L); a03.intoArray(o, o0 + 3 * L);
