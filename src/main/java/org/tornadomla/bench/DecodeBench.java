@@ -173,6 +173,11 @@ public final class DecodeBench {
         return graph(executor).graph();
     }
 
+    /** The geometry the steps run: DeepSeek-V3's latent widths at the shape's heads. */
+    public MlaConfig config() {
+        return config;
+    }
+
     public Shape shape() {
         return shape;
     }

@@ -169,7 +169,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--breakdown", description = "also print the mean ms of each task of the step (java backends), over a further set "
             + "of steps, half as many as were timed (at most 200); each task is timed on its own, so on small shapes, where a "
             + "task lasts microseconds, their sum can exceed the step; for the attention core on java-fast with more than one "
-            + "thread also each thread's time in a task's parallel loops, so a thread that waited for another shows")
+            + "thread also each thread's time in a task's parallel loops, so a thread that waited for another shows; with "
+            + "--roofline also the GFLOP/s of each product task of the absorbed and tiled paths and its % of the measured FMA peak")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "
@@ -594,6 +595,8 @@ public final class BenchCommand implements Callable<Integer> {
                         List<DecodeBench.TaskTime> times = bench.breakdown(jvm, steps);
                         times.forEach(task -> sb.append(String.format(Locale.ROOT, " %s %.3f", task.task(), task.ms())));
                         out.println(sb);
+                        String peak = limits == null ? null : peakLine(times, s, bench.config(), limits.gflopPerS());
+                        if (peak != null) out.println(peak);
                         if (jvm.threadsTimed() > 1) out.println(threadsLine(times, jvm.threadsTimed()));
                     }
                     out.flush();
@@ -601,6 +604,35 @@ public final class BenchCommand implements Callable<Integer> {
             }
             for (GraphExecutor ex : executors.values()) bench.release(ex);
         }
+    }
+
+    /**
+     * --breakdown's line, with --roofline, of what each product task of the absorbed and tiled paths did: its GFLOP/s
+     * and their share of the FMA peak measured in the same run. FLOPs as docs/design.md §1.3 counts them, T the context
+     * of every token row: absorb_q 2·B·H·d_n·d_c, scores 2·B·H·T·(d_c + d_r), values 2·B·H·T·d_c, split_tiles the two
+     * together, unabsorb_v 2·B·H·d_c·d_v. The softmax and the combine, which do few FMAs, and the other paths' tasks are
+     * left out; null where no task is counted.
+     */
+    static String peakLine(List<DecodeBench.TaskTime> times, DecodeBench.Shape s, MlaConfig c, double peakGflops) {
+        if (s.path() != AttentionPath.ABSORBED && s.path() != AttentionPath.TILED) return null;
+        double bh = 2.0 * s.batch() * s.heads(), t = s.context(), dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        StringBuilder sb = new StringBuilder("    tasks, GFLOP/s and % of the FMA peak:");
+        int counted = 0;
+        for (DecodeBench.TaskTime task : times) {
+            double flops = switch (task.task()) {
+                case "absorb_q" -> bh * c.qkNopeHeadDim() * dc;
+                case "scores" -> bh * t * (dc + dr);
+                case "values" -> bh * t * dc;
+                case "split_tiles" -> bh * t * (2 * dc + dr);
+                case "unabsorb_v" -> bh * dc * c.vHeadDim();
+                default -> 0;
+            };
+            if (flops == 0 || !(task.ms() > 0)) continue;
+            double gflops = flops / task.ms() / 1e6;
+            sb.append(String.format(Locale.ROOT, " %s %.1f (%.0f %%)", task.task(), gflops, 100 * gflops / peakGflops));
+            counted++;
+        }
+        return counted > 0 ? sb.toString() : null;
     }
 
     /**
