@@ -173,11 +173,6 @@ public final class DecodeBench {
         return graph(executor).graph();
     }
 
-    /** The geometry the steps run: DeepSeek-V3's latent widths at the shape's heads. */
-    public MlaConfig config() {
-        return config;
-    }
-
     public Shape shape() {
         return shape;
     }
@@ -313,10 +308,34 @@ public final class DecodeBench {
         return (double) s.batch() * s.context() * s.dtype().bytesPerToken(512, 64);
     }
 
-    /** FLOPs per step: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (docs/design.md §1.3). */
+    /**
+     * FLOPs per step, whatever the path: B·(2·H·T·(d_c+d_r) + 2·H·T·d_c + 2·H·d_c·(d_n+d_v)) (docs/design.md §1.3), the
+     * absorbed path's four products ({@link #taskFlops}).
+     */
     public static double flops(Shape s) {
-        double h = s.heads(), t = s.context();
-        return s.batch() * (2 * h * t * (512 + 64) + 2 * h * t * 512 + 2 * h * 512 * (128 + 128));
+        return products(s, "absorb_q") + products(s, "scores") + products(s, "values") + products(s, "unabsorb_v");
+    }
+
+    /**
+     * FLOPs per step of one product task of the absorbed or tiled path, DeepSeek-V3's widths (d_c 512, d_r 64, d_n = d_v
+     * 128), T the context of every token row: absorb_q 2·B·H·d_n·d_c, scores 2·B·H·T·(d_c + d_r), values 2·B·H·T·d_c,
+     * split_tiles both products, unabsorb_v 2·B·H·d_c·d_v. 0 for any other task (the softmax and the combine, which do few
+     * FMAs) and for the naive path, whose tasks of the same names compute other products.
+     */
+    public static double taskFlops(Shape s, String task) {
+        return s.path() == AttentionPath.ABSORBED || s.path() == AttentionPath.TILED ? products(s, task) : 0;
+    }
+
+    private static double products(Shape s, String task) {
+        double bh = 2.0 * s.batch() * s.heads(), t = s.context(), dc = 512, dr = 64, dn = 128, dv = 128;
+        return switch (task) {
+            case "absorb_q" -> bh * dn * dc;
+            case "scores" -> bh * t * (dc + dr);
+            case "values" -> bh * t * dc;
+            case "split_tiles" -> bh * t * (2 * dc + dr);
+            case "unabsorb_v" -> bh * dc * dv;
+            default -> 0;
+        };
     }
 
 }

@@ -595,7 +595,7 @@ public final class BenchCommand implements Callable<Integer> {
                         List<DecodeBench.TaskTime> times = bench.breakdown(jvm, steps);
                         times.forEach(task -> sb.append(String.format(Locale.ROOT, " %s %.3f", task.task(), task.ms())));
                         out.println(sb);
-                        String peak = limits == null ? null : peakLine(times, s, bench.config(), limits.gflopPerS());
+                        String peak = limits == null ? null : peakLine(times, s, limits.gflopPerS());
                         if (peak != null) out.println(peak);
                         if (jvm.threadsTimed() > 1) out.println(threadsLine(times, jvm.threadsTimed()));
                     }
@@ -608,25 +608,14 @@ public final class BenchCommand implements Callable<Integer> {
 
     /**
      * --breakdown's line, with --roofline, of what each product task of the absorbed and tiled paths did: its GFLOP/s
-     * and their share of the FMA peak measured in the same run. FLOPs as docs/design.md §1.3 counts them, T the context
-     * of every token row: absorb_q 2·B·H·d_n·d_c, scores 2·B·H·T·(d_c + d_r), values 2·B·H·T·d_c, split_tiles the two
-     * together, unabsorb_v 2·B·H·d_c·d_v. The softmax and the combine, which do few FMAs, and the other paths' tasks are
-     * left out; null where no task is counted.
+     * ({@link DecodeBench#taskFlops}) and their share of the FMA peak measured in the same run; null where no task is
+     * counted (the naive path).
      */
-    static String peakLine(List<DecodeBench.TaskTime> times, DecodeBench.Shape s, MlaConfig c, double peakGflops) {
-        if (s.path() != AttentionPath.ABSORBED && s.path() != AttentionPath.TILED) return null;
-        double bh = 2.0 * s.batch() * s.heads(), t = s.context(), dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+    static String peakLine(List<DecodeBench.TaskTime> times, DecodeBench.Shape s, double peakGflops) {
         StringBuilder sb = new StringBuilder("    tasks, GFLOP/s and % of the FMA peak:");
         int counted = 0;
         for (DecodeBench.TaskTime task : times) {
-            double flops = switch (task.task()) {
-                case "absorb_q" -> bh * c.qkNopeHeadDim() * dc;
-                case "scores" -> bh * t * (dc + dr);
-                case "values" -> bh * t * dc;
-                case "split_tiles" -> bh * t * (2 * dc + dr);
-                case "unabsorb_v" -> bh * dc * c.vHeadDim();
-                default -> 0;
-            };
+            double flops = DecodeBench.taskFlops(s, task.task());
             if (flops == 0 || !(task.ms() > 0)) continue;
             double gflops = flops / task.ms() / 1e6;
             sb.append(String.format(Locale.ROOT, " %s %.1f (%.0f %%)", task.task(), gflops, 100 * gflops / peakGflops));

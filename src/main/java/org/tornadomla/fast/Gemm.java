@@ -76,8 +76,8 @@ import static org.tornadomla.fast.Vec.L;
  *   tile in L2 (KernelsAlone, two alternating pairs): 76–78 % → 79–83 % of its share of the peak.</li>
  *   <li>32 registers, more than 16 heads, P's rows in order and cached rows {@link #ROW} apart (the absorbed path's
  *   values over a tile read in place or copied to the stride): v6x4Row, v6x4 with both strides constants. One Zen 5
- *   core over a 128-row run in L2: 174–185 → 175–190 GFLOP/s, faster in 13 alternating pairs of 14 (by up to 4 %). In the step, old and new alternating every 20 (B1) or 6 (B8) steps in one JVM, 2-vCPU Zen 5,
- *   2026-12-06, medians: B1 H128 T4096 values 2.206 → 2.109, 2.166 → 2.025, 1.957 → 1.950 ms; B8 H128 16.01 → 15.41,
+ *   core over a 128-row run in L2: 174–185 → 175–190 GFLOP/s, faster in 13 alternating pairs of 14 (by up to 4 %).
+ *   In the step, old and new alternating every 20 (B1) or 6 (B8) steps in one JVM, 2-vCPU Zen 5, 2026-12-06, medians: B1 H128 T4096 values 2.206 → 2.109, 2.166 → 2.025, 1.957 → 1.950 ms; B8 H128 16.01 → 15.41,
  *   15.66 → 15.35; B1 H64 0.974 → 0.950, 1.022 → 1.016. The same for the 8-head blocks (v8x3 at up to 16 heads) took
  *   the B1 H16 values from 0.28–0.32 to 0.39–0.45 ms, so 16 heads keep v8x3; a likely reason, not read in the machine
  *   code: 8 broadcasts and 3 vectors of K beside 24 accumulators are 35 registers.</li>

@@ -467,7 +467,6 @@ class CliTest {
 
     @Test
     void thePeakLineCountsEachProductTasksFlopsAgainstTheMeasuredPeak() {
-        var c = org.tornadomla.config.MlaConfig.deepseekV3().withHeads(128);
         double[] none = new double[0];
         var absorbed = new org.tornadomla.bench.DecodeBench.Shape(org.tornadomla.attention.AttentionPath.ABSORBED, org.tornadomla.cache.CacheDtype.F32, 1, 128, 4096);
         var times = List.of(new org.tornadomla.bench.DecodeBench.TaskTime("absorb_q", 0.5, none),
@@ -476,15 +475,15 @@ class CliTest {
         // by hand: scores 2·128·4096·576 = 603,979,776 FLOPs in 2 ms, 302.0 GFLOP/s, 75.5 % of 400; values 2·128·4096·512
         // = 536,870,912, 268.4, 67.1 %; absorb_q and unabsorb_v 2·128·128·512 = 16,777,216 in 0.5 ms, 33.6, 8.4 %; no softmax
         assertEquals("    tasks, GFLOP/s and % of the FMA peak: absorb_q 33.6 (8 %) scores 302.0 (75 %) values 268.4 (67 %) unabsorb_v 33.6 (8 %)",
-                BenchCommand.peakLine(times, absorbed, c, 400));
+                BenchCommand.peakLine(times, absorbed, 400));
         // the tiled path's tiles do both products: 2·8·128·1024·(512 + 512 + 64) = 2,281,701,376 FLOPs in 8 ms, 285.2, 71.3 %
         var tiled = new org.tornadomla.bench.DecodeBench.Shape(org.tornadomla.attention.AttentionPath.TILED, org.tornadomla.cache.CacheDtype.F32, 8, 128, 1024);
         assertEquals("    tasks, GFLOP/s and % of the FMA peak: split_tiles 285.2 (71 %)",
                 BenchCommand.peakLine(List.of(new org.tornadomla.bench.DecodeBench.TaskTime("split_tiles", 8.0, none),
-                        new org.tornadomla.bench.DecodeBench.TaskTime("combine", 0.1, none)), tiled, c, 400));
+                        new org.tornadomla.bench.DecodeBench.TaskTime("combine", 0.1, none)), tiled, 400));
         // the naive path's tasks of the same names do other products: no line
         var naive = new org.tornadomla.bench.DecodeBench.Shape(org.tornadomla.attention.AttentionPath.NAIVE, org.tornadomla.cache.CacheDtype.F32, 1, 128, 4096);
-        assertNull(BenchCommand.peakLine(times, naive, c, 400));
+        assertNull(BenchCommand.peakLine(times, naive, 400));
     }
 
     @Test
