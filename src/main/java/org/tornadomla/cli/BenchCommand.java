@@ -170,7 +170,7 @@ public final class BenchCommand implements Callable<Integer> {
             + "of steps, half as many as were timed (at most 200); each task is timed on its own, so on small shapes, where a "
             + "task lasts microseconds, their sum can exceed the step; for the attention core on java-fast with more than one "
             + "thread also each thread's time in a task's parallel loops, so a thread that waited for another shows; with "
-            + "--roofline also the GFLOP/s of each product task of the absorbed and tiled paths and its % of the measured FMA peak")
+            + "--roofline also the GFLOP/s of each product task of the absorbed and tiled paths and its %% of the measured FMA peak")
     boolean breakdown;
 
     @Option(names = "--reference-limit", description = "run java-reference only on shapes of at most "

@@ -265,6 +265,31 @@ class CliTest {
         assertTrue(help.contains("default: java-fast when the JVM has the Vector API module"), help);
     }
 
+    /** picocli passes every help line through String.format; a bare % there prints "[picocli WARN]" above the help. */
+    @Test
+    void everyCommandsHelpRendersWithoutAPicocliWarning() {
+        java.io.ByteArrayOutputStream warnings = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = System.err;
+        int commands = 0;
+        StringBuilder help = new StringBuilder();
+        try {
+            System.setErr(new java.io.PrintStream(warnings, true, StandardCharsets.UTF_8));
+            java.util.ArrayDeque<picocli.CommandLine> todo = new java.util.ArrayDeque<>();
+            todo.add(MlaCommand.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())));
+            while (!todo.isEmpty()) {
+                picocli.CommandLine c = todo.poll();
+                todo.addAll(c.getSubcommands().values());
+                help.append(c.getUsageMessage(picocli.CommandLine.Help.Ansi.OFF));
+                commands++;
+            }
+        } finally {
+            System.setErr(err);
+        }
+        assertTrue(commands > 10, "only " + commands + " commands found");
+        assertTrue(help.toString().contains("% of the measured FMA peak"), "bench --help lacks its % sign");
+        assertEquals("", warnings.toString(StandardCharsets.UTF_8));
+    }
+
     private static float[] readAll(Path file) {
         try (SafeTensorsFile o = SafeTensorsFile.open(file)) {
             float[] pre = o.readFloats("prefill_output"), dec = o.readFloats("decode_output_1");
