@@ -21,7 +21,13 @@ import java.util.function.LongSupplier;
  * budgets of tens of milliseconds, check and do not time. Then the warm-up goes on in windows (a quarter of the budget, 25 to 250 ms) while the runs keep
  * getting faster or the JIT is still compiling, until two windows in a row have their best run within 3 % of the
  * best before them (caches and a device's first runs settle gradually) and the JIT compiled for at most 2 % of
- * the window ({@link #JIT_QUIET}), ending anyway after ten budgets, at most {@link #WARM_UP_CAP_MS}. The JIT test
+ * the window ({@link #JIT_QUIET}), ending anyway at {@link #WARM_UP_CAP_MS} where the warm-up is full, else ten
+ * budgets after the minimum (and by the cap). Ten budgets counted from the start had left no window at all to a cold
+ * step of 100 or 150 ms, whose minimum is 1.5 s: {@code mla bench --grid}, 100 ms a shape, timed a first B1 H16 T1024
+ * step at 42–61 ms against 0.26 ms with a budget of 400. That step's kernels ran interpreted for longer than the
+ * minimum: the Vector API without C2 took 25–350 ms a step, so 24 steps ran in the first 2.7 s, too few for C2, and
+ * windows of one slow run each looked settled (the JIT's clock moves when a compilation ends). So a cold step also
+ * warms up for at least {@link #COLD_RUNS} runs, within the cap. The JIT test
  * is there because a compilation takes a core from the step without changing its best run: the B1 H128 T4096
  * java-fast step, warmed up by the best run alone, timed 5.03–5.17 ms with the default budget and 4.62–4.65
  * with a four times longer one; windows of 250 ms in which C2 compiled for 41, 62 or 102 ms ran at 5.1, 5.5
@@ -34,6 +40,12 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     static final double FIGURES_MS = 400;
     /** Budgets from this one on get the full warm-up for a cold step. */
     static final double COLD_MS = 100;
+
+    /**
+     * The fewest warm-up runs of a cold step, within the cap: a step's kernels that C2 has not compiled yet can take
+     * 100 times as long, so the minimum time alone may hold too few runs for C2 to come to them (see the class comment).
+     */
+    static final int COLD_RUNS = 100;
 
     /** The longest warm-up, unless the first windows alone take longer. */
     static final double WARM_UP_CAP_MS = 8000;
@@ -63,12 +75,14 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
         long w0 = System.nanoTime();
         boolean full = budgetMs >= FIGURES_MS || (cold && budgetMs >= COLD_MS);
         double minWarm = Math.max(budgetMs / 5, full ? WARM_UP_MS : budgetMs);
-        double cap = Math.max(minWarm, Math.min(10 * budgetMs, WARM_UP_CAP_MS));
+        double cap = full ? Math.max(minWarm, WARM_UP_CAP_MS) : Math.min(minWarm + 10 * budgetMs, Math.max(minWarm, WARM_UP_CAP_MS));
         double window = Math.min(250, Math.max(25, budgetMs / 4));
         long best = Long.MAX_VALUE;
+        int runs = 0, minRuns = cold ? COLD_RUNS : 1;
         do {
             best = Math.min(best, timed(step));
-        } while ((System.nanoTime() - w0) / 1e6 < minWarm);
+            runs++;
+        } while ((System.nanoTime() - w0) / 1e6 < minWarm || runs < minRuns && (System.nanoTime() - w0) / 1e6 < cap);
         for (int stable = 0; stable < 2 && (System.nanoTime() - w0) / 1e6 < cap; ) {
             long wStart = System.nanoTime(), wBest = Long.MAX_VALUE, jit0 = jitMs.getAsLong();
             do {

@@ -38,6 +38,29 @@ class TimingTest {
     }
 
     @Test
+    void aColdStepOfAHundredMillisecondsWaitsForTheJitAfterItsMinimum() {
+        // --grid's budget, 100 ms, on a cold step whose compiler works for 3 s (slow runs of 2 ms until then, 0.2
+        // after): neither the 1.5 s minimum nor ten budgets after it are enough, and the windows must go on until the
+        // JIT falls quiet (once none ran, and the slow runs were timed)
+        long first = System.nanoTime();
+        LongSupplier jit = () -> Math.min(3000, (System.nanoTime() - first) / 1_000_000) / 10;
+        Timing t = Timing.measure(() -> spin((System.nanoTime() - first) / 1e6 < 3000 ? 2 : 0.2), 100, 2, true, jit);
+        assertTrue(t.meanMs() < 0.6, "mean " + t.meanMs() + " ms: runs were timed while the JIT was still compiling");
+        double seconds = (System.nanoTime() - first) / 1e9;
+        assertTrue(seconds < 4.5, seconds + " s: the warm-up went on long after the JIT fell quiet");
+    }
+
+    @Test
+    void aColdStepWarmsUpForAHundredRunsWhateverTheTime() {
+        // like kernels that run interpreted until C2 has seen enough calls: 20 ms a run for the first 90 runs (1.8 s),
+        // then 0.2 ms, the JIT's clock still (it moves when a compilation ends); with the 1.5 s minimum alone the
+        // windows of one slow run each looked settled and slow runs were timed
+        int[] runs = {0};
+        Timing t = Timing.measure(() -> spin(runs[0]++ < 90 ? 20 : 0.2), 100, 2, true, () -> 0);
+        assertTrue(t.meanMs() < 0.6, "mean " + t.meanMs() + " ms after " + runs[0] + " runs: interpreted runs were timed");
+    }
+
+    @Test
     void theWarmUpGoesOnWhileTheRunsGetFaster() {
         // a run takes 2 ms − 0.72 ms per second since the first, down to 0.2 ms at 2.5 s: after the 1.5 s minimum
         // each 100 ms window is 8 % or more faster than the one before, so the warm-up goes on to about 2.7 s;
@@ -76,8 +99,8 @@ class TimingTest {
         long start = System.nanoTime();
         Timing t = Timing.measure(() -> spin(150), 50, 2);
         double seconds = (System.nanoTime() - start) / 1e9;
-        // warm-up: one run (past the 50 ms minimum), windows of one run until 10 budgets (500 ms) have passed:
-        // at most 4 runs; then the 2 timed runs: 6 runs, 0.9 s
+        // warm-up: one run (past the 50 ms minimum), windows of one run until 10 budgets (500 ms) after the minimum
+        // have passed: at most 5 runs; then the 2 timed runs: 7 runs, 1.05 s
         assertTrue(seconds < 1.6, seconds + " s");
         assertEquals(2, t.iterations());
     }
