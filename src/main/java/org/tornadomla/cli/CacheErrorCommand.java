@@ -38,7 +38,16 @@ public final class CacheErrorCommand implements Callable<Integer> {
         if (heads < 1 || context < 1 || seeds < 1 || seeds > 1000) {
             throw new MlaException("--heads and --context must be >= 1 and --seeds in 1 … 1000, found " + heads + ", " + context + ", " + seeds);
         }
-        GraphExecutor ex = FastExecutor.available() ? new FastExecutor() : new JvmExecutor();
+        // one thread: java-fast's sums then go in one order in every step, so the f32 cache against itself gives 0 and
+        // each dtype's error is its rounding alone (on two threads the values' runs go to whichever thread is free,
+        // and the f32 rows read 3e-6)
+        try (GraphExecutor ex = FastExecutor.available() ? new FastExecutor(1) : new JvmExecutor()) {
+            report(out, ex);
+        }
+        return 0;
+    }
+
+    private void report(PrintWriter out, GraphExecutor ex) {
         MlaConfig v3 = MlaConfig.deepseekV3();
         out.printf("attention core, DeepSeek-V3 latent, H=%d, T=%d, absorbed path, %d draws; error of o against an f32 cache%n", heads, context, seeds);
         out.printf("%-11s %-6s %14s %14s %14s%n", "latent", "dtype", "bytes/token", "max |Δ|", "rel. RMS");
@@ -59,6 +68,5 @@ public final class CacheErrorCommand implements Callable<Integer> {
                 out.printf("%-11s %-6s %,14d %14.2e %14.2e%n", structured ? "structured" : "random", dt, bytes, maxAbs, Math.sqrt(se / ss));
             }
         }
-        return 0;
     }
 }

@@ -600,6 +600,10 @@ class CliTest {
         assertEquals(0, r.code, r.err);
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("random") && l.contains("int8") && l.contains("584")), r.out);
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("structured") && l.contains("bf16") && l.contains("1,152")), r.out);
+        // the f32 cache against itself through the same kernels: exactly 0, at a context whose values go in several runs
+        Run d = mla("cache-error", "--seeds", "2");
+        assertEquals(0, d.code, d.err);
+        assertEquals(2, d.out.lines().filter(l -> l.matches("(random|structured) +f32 +2,304 +0\\.00e\\+00 +0\\.00e\\+00")).count(), d.out);
     }
 
     @Test
