@@ -117,6 +117,18 @@ public final class KvMemoryCommand implements Callable<Integer> {
         if (context < 1 || batch < 1 || groups < 1) {
             throw new MlaException("--context, --batch and --groups must be >= 1, found " + context + ", " + batch + ", " + groups);
         }
+        if (hostGib != null && (!(hostGib > 0) || hostGib > 1e9)) throw new MlaException("--host-gib must be > 0 and at most 1e9, found " + hostGib);
+        if (devices != null && devices < 1) throw new MlaException("--devices must be >= 1, found " + devices);
+        if (lengths == null && spec.commandLine().getParseResult().hasMatchedOption("--block-size")) {
+            throw new MlaException("--block-size sizes the paged pool of --lengths; give --lengths too, or leave it out");
+        }
+        if (lengths != null) {
+            List<String> others = new ArrayList<>();
+            if (hostGib != null) others.add("--host-gib");
+            if (devices != null) others.add("--devices");
+            if (chart != null) others.add("--chart");
+            if (!others.isEmpty()) throw new MlaException("--lengths measures a ragged batch alone, without " + String.join(", ", others) + ": run them apart");
+        }
         if (chart != null) OutputFiles.check(chart, config == null ? List.of() : List.of(config));
         List<KvMemory.Model> models = new ArrayList<>();
         if (config != null) models.add(KvMemory.fromConfig(config));
@@ -178,7 +190,6 @@ public final class KvMemoryCommand implements Callable<Integer> {
      * keys) in every layer.
      */
     private void hostPool(PrintWriter out, List<KvMemory.Model> models) {
-        if (!(hostGib > 0) || hostGib > 1e9) throw new MlaException("--host-gib must be > 0 and at most 1e9, found " + hostGib);
         double pool = hostGib * (1L << 30);
         out.printf("%nhost pool of %s GiB (%,.0f bytes), idle sequences of %,d tokens offloaded to it:%n", hostGib, pool, context);
         boolean any = false;
@@ -208,7 +219,6 @@ public final class KvMemoryCommand implements Callable<Integer> {
      */
     private void perDevice(PrintWriter out, List<KvMemory.Model> models) {
         int n = devices;
-        if (n < 1) throw new MlaException("--devices must be >= 1, found " + n);
         out.printf("%nacross %d devices, per device: tensor-parallel heads (TP) and data-parallel attention (DP), %,d-token requests, %d in all%n",
                 n, context, batch);
         out.printf("%-18s %-52s %-5s %16s %14s %16s%n", "model", "mode", "dtype", "B/token/device", "per request", "per device");

@@ -63,6 +63,11 @@ class CliRefusalsTest {
 
     /** Exit code 2, one printable line containing {@code expected}, nothing written, every file as it was. */
     private String refused(String expected, String... args) throws IOException {
+        return refused(true, expected, args);
+    }
+
+    /** As {@link #refused(String, String...)}; {@code quiet}: refused before any output (a run that failed midway prints what it did). */
+    private String refused(boolean quiet, String expected, String... args) throws IOException {
         List<Path> files;
         try (var s = Files.list(dir)) {
             files = s.sorted().toList();
@@ -73,6 +78,7 @@ class CliRefusalsTest {
         String err = r.err();
         assertEquals(2, r.code(), r.out() + err);
         assertEquals(1, err.lines().count(), err);
+        if (quiet) assertEquals("", r.out(), "a refusal prints nothing on stdout before its one line (" + err.strip() + ")");
         assertTrue(err.startsWith("mla: error: "), err);
         assertTrue(err.contains(expected), err);
         assertFalse(err.strip().chars().anyMatch(c -> c < 0x20 || (c >= 0x7F && c < 0xA0)), err);
@@ -203,6 +209,11 @@ class CliRefusalsTest {
         refused("a file is in the way", "bench", "--csv", config.resolve("x.csv").toString(), "--backends", "java-reference");
         refused("not a regular file but a character device", "kv-memory", "--chart", "/dev/null");
         refused("is the input file", "kv-memory", "--config", config.toString(), "--chart", config.toString());
+        // checked before the table: a script reading stdout gets nothing from a refused run
+        refused("--host-gib must be > 0 and at most 1e9, found -1.0", "kv-memory", "--host-gib", "-1");
+        refused("--devices must be >= 1, found 0", "kv-memory", "--devices", "0");
+        refused("--block-size sizes the paged pool of --lengths", "kv-memory", "--block-size", "16");
+        refused("--lengths measures a ragged batch alone, without --host-gib", "kv-memory", "--lengths", "100,200", "--host-gib", "8");
         refused("not a regular file but a character device", "rank", "--generate", "--output", "/dev/null");
     }
 
@@ -230,7 +241,7 @@ class CliRefusalsTest {
     void aBenchThatMeasuresNothingLeavesItsOutputsAlone() throws IOException {
         Files.writeString(dir.resolve("keep.csv"), "precious\n");
         Files.writeString(dir.resolve("keep.png"), "precious too\n");
-        refused("every shape was skipped", "bench", "--backend", "java-reference", "--heads", "16", "--context", "512",
+        refused(false, "every shape was skipped", "bench", "--backend", "java-reference", "--heads", "16", "--context", "512",
                 "--batch", "100000000", "--csv", dir.resolve("keep.csv").toString(), "--chart", dir.resolve("keep.png").toString());
     }
 
