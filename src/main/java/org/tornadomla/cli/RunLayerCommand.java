@@ -155,7 +155,8 @@ public final class RunLayerCommand implements Callable<Integer> {
     /** Reads and checks the input file: one format or the other, every tensor named and shaped as expected. */
     static Input read(Path input, MlaConfig cfg) {
         int d = cfg.hiddenSize();
-        try (SafeTensorsFile in = SafeTensorsFile.open(input)) {
+        try (SafeTensorsFile in = SafeTensorsFile.open(input, "a config.json? --input is a .safetensors file of prefill_input and "
+                + "decode_input_N tensors, such as ./mla example writes")) {
             int steps = decodeSteps(in);
             int sequences = sequences(in);
             boolean uniform = in.info("prefill_input") != null;

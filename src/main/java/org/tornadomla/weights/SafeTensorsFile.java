@@ -84,6 +84,14 @@ public final class SafeTensorsFile implements TensorSource {
 
     /** Opens and checks a safetensors file (header, offsets, sizes); refused, naming the file and what is wrong, when it is not one. */
     public static SafeTensorsFile open(Path path) {
+        return open(path, "a config.json?");
+    }
+
+    /**
+     * As {@link #open(Path)}; {@code jsonHint} ends the refusal of a JSON file, which is most often another file of a
+     * checkpoint given in place of this one: what the caller expected there (the weights, a command's input).
+     */
+    public static SafeTensorsFile open(Path path, String jsonHint) {
         Objects.requireNonNull(path, "path");
         if (!Files.exists(path)) throw new MlaException("file not found: " + path);
         if (!Files.isRegularFile(path)) throw new MlaException(path + ": not a safetensors file: not a regular file");
@@ -98,8 +106,7 @@ public final class SafeTensorsFile implements TensorSource {
             if (n < 2 || n > size - 8) {
                 byte first = file.get(ValueLayout.JAVA_BYTE, 0);
                 if (first == '{' || first == '[') {
-                    throw new MlaException(path + ": this is JSON (it starts with '" + (char) first + "'), not a safetensors file "
-                            + "(a config.json? weights are a .safetensors file, a model.safetensors.index.json or a checkpoint directory)");
+                    throw new MlaException(path + ": this is JSON (it starts with '" + (char) first + "'), not a safetensors file (" + jsonHint + ")");
                 }
                 // a header that starts like one ('{' after the length): a cut or damaged safetensors file; else another kind of file
                 boolean cut = size > 8 && file.get(ValueLayout.JAVA_BYTE, 8) == '{';

@@ -87,6 +87,9 @@ public interface TensorSource extends AutoCloseable {
     @Override
     void close();
 
+    /** What weights are, for the refusal of a JSON file given in their place. */
+    String WEIGHTS_HINT = "a config.json? weights are a .safetensors file, a model.safetensors.index.json or a checkpoint directory";
+
     /**
      * Opens a single {@code .safetensors} file, a {@code model.safetensors.index.json}, or a directory
      * holding either.
@@ -97,11 +100,11 @@ public interface TensorSource extends AutoCloseable {
             Path index = path.resolve("model.safetensors.index.json");
             if (Files.exists(index)) return ShardedSafeTensors.open(index);
             Path single = path.resolve("model.safetensors");
-            if (Files.exists(single)) return SafeTensorsFile.open(single);
+            if (Files.exists(single)) return SafeTensorsFile.open(single, WEIGHTS_HINT);
             throw new MlaException(path + ": directory has neither model.safetensors.index.json nor model.safetensors");
         }
         Path name = path.getFileName();
         if (name != null && name.toString().endsWith(".index.json")) return ShardedSafeTensors.open(path);
-        return SafeTensorsFile.open(path);
+        return SafeTensorsFile.open(path, WEIGHTS_HINT);
     }
 }

@@ -282,6 +282,10 @@ class CliRefusalsTest {
         args[4] = config.toString();
         err = refused("this is JSON", args);
         assertTrue(err.contains("not a safetensors file") && !err.contains("header length"), err);
+        assertTrue(err.contains("weights are a .safetensors file") && !err.contains("--input"), err);
+        // ... and as the input: the refusal says what the input is, not what weights are
+        err = refused("this is JSON", runLayer(config, out));
+        assertTrue(err.contains("--input is a .safetensors file of prefill_input") && !err.contains("weights are"), err);
         // a text file that is no JSON either: what it begins with
         Path text = dir.resolve("notes.txt");
         Files.writeString(text, "layer 0 weights, see the model card\n");
