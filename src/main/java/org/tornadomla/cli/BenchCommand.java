@@ -192,6 +192,12 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = csvToStdout ? spec.commandLine().getErr() : spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
+        if (timeLimitS != null && (!(timeLimitS > 0) || timeLimitS > 1e7)) {
+            throw new MlaException("--time-limit-s must be > 0 and at most 1e7 seconds, found " + timeLimitS);
+        }
+        if ((offload ? 1 : 0) + (mixed ? 1 : 0) + (comparePaged ? 1 : 0) > 1) {
+            throw new MlaException("--offload, --mixed and --compare-paged each time their own steps: give one of them");
+        }
         if (blockSize != null && !paged && !comparePaged && !offload) throw new MlaException("--block-size " + blockSize + " needs --paged");
         if (blockSize != null && (blockSize < 1 || blockSize > (1 << 20))) throw new MlaException("--block-size must be 1 … 1048576 tokens, found " + blockSize);
         if (weightsDtype != null && (mixed || comparePaged || layerOnly)) {

@@ -86,7 +86,9 @@ public final class RankCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         if (headDim < 1 || (heads != null && heads < 1)) throw new MlaException("--heads and --head-dim must be >= 1");
+        if (heads != null && toMla == null) throw new MlaException("--heads goes with --to-mla (the query heads of its attention-error check)");
         if (generate) return generate(out);
+        if (output != null && toMla == null) throw new MlaException("--output goes with --to-mla or --generate");
         if (weights == null) throw new MlaException("--weights is required (or --generate --output FILE to make a layer to analyse)");
         if (toMla != null && output == null) throw new MlaException("--to-mla needs --output FILE");
         if (layer < 0) throw new MlaException("--layer must be >= 0, found " + layer);
