@@ -56,6 +56,11 @@ public final class StoreBenchCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /** The header's words for the warm-up: none for --warmup 0, else the runs and the second they last at least. */
+    static String warmUpWords(int warmup) {
+        return warmup == 0 ? "no warm-up" : warmup + " or more warm-up push+pull (at least 1 s)";
+    }
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -71,9 +76,9 @@ public final class StoreBenchCommand implements Callable<Integer> {
             MlaConfig c = StoreBench.config();
             out.printf("store-bench: one layer of DeepSeek-V3 geometry (%d + %d numbers per token), blocks of %d tokens, %,d KiB per round trip, %s%n",
                     c.kvLoraRank(), c.qkRopeHeadDim(), blockSize, chunkKb, redis.address());
-            out.printf("each row: %d or more warm-up push+pull (at least 1 s), then the median of %d timed runs (best in brackets); GB/s = 10^9 bytes of values "
+            out.printf("each row: %s, then the median of %d timed runs (best in brackets); GB/s = 10^9 bytes of values "
                     + "(rows + %d B per block) per second of the whole call; 'wire' = per second spent in the store's calls (network and server)%n%n",
-                    warmup, runs, BlockValue.HEADER + BlockValue.TRAILER);
+                    warmUpWords(warmup), runs, BlockValue.HEADER + BlockValue.TRAILER);
             out.printf("%-5s %7s %8s %9s %14s %9s %9s %14s %9s %9s%n", "dtype", "tokens", "B/token", "MB moved",
                     "push ms", "push GB/s", "wire GB/s", "pull ms", "pull GB/s", "wire GB/s");
             out.flush();

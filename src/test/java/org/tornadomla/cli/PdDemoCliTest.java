@@ -49,6 +49,7 @@ class PdDemoCliTest {
             assertEquals(0, b.code(), b.out() + b.err());
             assertTrue(b.out().lines().anyMatch(l -> l.matches("bf16 +100 +1152 +0\\.1 .*")), b.out());
             assertTrue(b.out().lines().anyMatch(l -> l.matches("fp8 +100 +656 +0\\.1 .*")), b.out());
+            assertTrue(b.out().contains("each row: no warm-up, then the median of 1 timed runs"), b.out());
         }
         // the server is gone now
         CliTest.Run r = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "2", "--heads", "2", "--hidden", "128");
