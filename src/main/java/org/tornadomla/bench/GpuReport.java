@@ -46,9 +46,11 @@ import java.util.Map;
 public final class GpuReport {
     public static final String SUMMARY = "summary.md", CHART = "bench-chart.png";
 
-    /** The files the kit's run.sh leaves that a report is made from. */
-    static final List<String> KIT_FILES = List.of("run-log.tsv", "devices.txt", "check.txt", "check-sparse.txt", "bench.csv", "bench-transfers.csv",
-            "layer.csv", "torch.csv", "torch-peaks.csv", "nvidia-smi.csv");
+    /** The files the kit's run.sh leaves that a report is made from, as {@code mla gpu-report --help} lists them. */
+    public static final String KIT_FILE_NAMES = "run-log.tsv, devices.txt, check.txt, check-sparse.txt, bench.csv, bench-transfers.csv, "
+            + "layer.csv, torch.csv, torch-peaks.csv, nvidia-smi.csv";
+    /** {@link #KIT_FILE_NAMES} one by one. */
+    static final List<String> KIT_FILES = List.of(KIT_FILE_NAMES.split(", "));
 
     private final Path dir;
     private final List<String> missing = new ArrayList<>();

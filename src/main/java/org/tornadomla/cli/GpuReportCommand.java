@@ -9,8 +9,7 @@ import java.util.concurrent.Callable;
 
 /** Writes summary.md (and a chart) from the files the GPU kit's run.sh leaves in its output folder. */
 @Command(name = "gpu-report", mixinStandardHelpOptions = true,
-        description = "Write OUT/summary.md and OUT/" + GpuReport.CHART + " from the GPU kit's outputs in OUT (run-log.tsv, devices.txt, "
-                + "check.txt, bench.csv, bench-transfers.csv, layer.csv, torch.csv, torch-peaks.csv, nvidia-smi.csv): tables of "
+        description = "Write OUT/summary.md and OUT/" + GpuReport.CHART + " from the GPU kit's outputs in OUT (" + GpuReport.KIT_FILE_NAMES + "): tables of "
                 + "the device, the checks and the timings, each naming the file and command it comes from.")
 public final class GpuReportCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "OUT", description = "the kit's output folder")
