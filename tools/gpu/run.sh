@@ -196,9 +196,6 @@ run_route() {
   # the tensor-core pair (CUDA route): the compute-bound shape of the targets first, then a memory-bound one; the CSV
   # is written after each shape, so a run stopped by its timeout keeps what it timed
   local TC_LIMIT=$(( share * 4 / 100 )) TC_S=$(( share * 15 / 100 ))
-  # mla bench refuses a --time-limit-s of 0
-  [ "$TC_LIMIT" -lt 1 ] && TC_LIMIT=1
-  [ "$LAYER_LIMIT" -lt 1 ] && LAYER_LIMIT=1
   local TC_ARGS=(bench --backend tornado --path absorbed --dtype bf16 --heads 128 --context 4096 --batch 128,1 --check-limit 200 --budget-ms 300)
   local DEVICE_OK=0 rc
   # the first device step under a short timeout: a broken driver shows here, not as a hang in every step

@@ -192,8 +192,9 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = csvToStdout ? spec.commandLine().getErr() : spec.commandLine().getOut();
         if (grid != null && !grid.equals("flashmla")) throw new MlaException("--grid must be flashmla, found '" + grid + "'");
         if (layerOnly && layerCsv == null) throw new MlaException("--layer-only needs --layer-csv");
-        if (timeLimitS != null && (!(timeLimitS > 0) || timeLimitS > 1e7)) {
-            throw new MlaException("--time-limit-s must be > 0 and at most 1e7 seconds, found " + timeLimitS);
+        // 0 is the GPU kit's "no time left": every shape listed as skipped, the CSV its header alone
+        if (timeLimitS != null && (!(timeLimitS >= 0) || timeLimitS > 1e7)) {
+            throw new MlaException("--time-limit-s must be in 0 … 1e7 seconds, found " + timeLimitS);
         }
         if ((offload ? 1 : 0) + (mixed ? 1 : 0) + (comparePaged ? 1 : 0) > 1) {
             throw new MlaException("--offload, --mixed and --compare-paged each time their own steps: give one of them");

@@ -72,6 +72,8 @@ class MlaScriptTest {
         vector(false, "ladder");
         vector(true, "ladder", "--backend", "java-fast");
         vector(true, "ladder", "--docs");
+        vector(false, "ladder", "--backend", "tornado");       // where TornadoVM is not installed: refused, no module needed
+        vector(false, "run-layer", "--backend", "tornado:0:0");
         vector(false, "pd-demo");
         vector(true, "pd-demo", "--backend", "java-fast");
         // commands that run no layer, and help
