@@ -179,8 +179,9 @@ public final class MlaLayer implements AutoCloseable {
      * checked before any work: a null argument is a NullPointerException naming it; wrong lengths, tokens
      * &lt; 1, a cache without room or positions past max_position_embeddings, non-finite inputs, a step
      * too large for the heap and a cache that belongs to another layer ({@link LatentCache#identity()}: another
-     * config, layer index or weights) are an {@link MlaException}, with the cache unchanged. A cache without an
-     * identity becomes this layer's.
+     * config, layer index or weights) are an {@link MlaException}, with the cache unchanged. So is a step whose finite
+     * inputs overflow float inside it, found after the kernels (the new latent on the JVM backends, the output on
+     * every backend) and before the commit. A cache without an identity becomes this layer's.
      */
     public float[] forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
@@ -340,6 +341,7 @@ public final class MlaLayer implements AutoCloseable {
         storage.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
         storage.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
         executor.execute(step.graph);
+        requireFinite(step, total, x);          // before the commit: an overflow leaves the cache as it was
         System.arraycopy(step.y, 0, y, 0, y.length);
         storage.commit(appends);
         lastStep = step;
@@ -438,7 +440,39 @@ public final class MlaLayer implements AutoCloseable {
     }
 
     /** A built graph with the host buffers the layer fills (x, attnMeta) and reads (y), and the indexer's selection (null: none). */
-    private record Step(KernelGraph graph, float[] x, int[] attnMeta, float[] y, int[] selected) {
+    /** A step's graph and the host arrays it reads or fills (ckv and kvA: the new tokens' latent and k_pe, before the cache). */
+    private record Step(KernelGraph graph, float[] x, int[] attnMeta, float[] y, int[] selected, float[] ckv, float[] kvA) {
+    }
+
+    /**
+     * Finite inputs that overflow float inside the step (|x| near 1e38 through the projections) are refused after the
+     * kernels and before the commit, so that neither an infinite latent nor a NaN output reaches the cache or the
+     * caller: the new tokens' c_kv and k_pe where the executor runs on the JVM's arrays (on a device they stay there),
+     * and the output y on every backend. Without it one such token left Infinity in the cache, and every later step
+     * of the sequence returned NaN (naive, absorbed) or zeros (tiled).
+     */
+    private void requireFinite(Step step, int rows, float[] x) {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), d = c.hiddenSize();
+        String where = null;
+        if (executor instanceof JvmExecutor) {
+            for (int r = 0; r < rows && where == null; r++) {
+                for (int i = 0; i < dc; i++) {
+                    if (!Float.isFinite(step.ckv[r * dc + i])) { where = "the latent c_kv of token row " + r + " holds " + step.ckv[r * dc + i]; break; }
+                }
+                for (int i = 0; i < dr && where == null; i++) {
+                    float v = step.kvA[r * (dc + dr) + dc + i];
+                    if (!Float.isFinite(v)) where = "the rope key k_pe of token row " + r + " holds " + v;
+                }
+            }
+        }
+        for (int i = 0; i < rows * d && where == null; i++) {
+            if (!Float.isFinite(step.y[i])) where = "the output y holds " + step.y[i] + " at [" + i / d + ", " + i % d + "]";
+        }
+        if (where == null) return;
+        float largest = 0;
+        for (float v : x) largest = Math.max(largest, Math.abs(v));
+        throw new MlaException("the step overflowed float: " + where + " though the input is finite (its largest magnitude "
+                + largest + "); the cache is unchanged");
     }
 
     /**
@@ -500,7 +534,7 @@ public final class MlaLayer implements AutoCloseable {
 
         // 5. output projection
         w.o().project(g, "o_proj", o, y, rows);
-        return new Step(g, x, attnMeta, y, selected);
+        return new Step(g, x, attnMeta, y, selected, ckv, kvA);
     }
 
     /** Index positions kept per row: index_topk, at most the capacity (a row never sees more positions). */

@@ -38,9 +38,10 @@ public final class CacheErrorCommand implements Callable<Integer> {
         if (heads < 1 || context < 1 || seeds < 1 || seeds > 1000) {
             throw new MlaException("--heads and --context must be >= 1 and --seeds in 1 … 1000, found " + heads + ", " + context + ", " + seeds);
         }
-        // one thread: java-fast's sums then go in one order in every step, so the f32 cache against itself gives 0 and
-        // each dtype's error is its rounding alone (on two threads the values' runs go to whichever thread is free,
-        // and the f32 rows read 3e-6)
+        // one thread: java-fast's sums then go in one order in every step, so the f32 cache against itself gives 0 (or
+        // about 1e-7 where the JIT recompiled a kernel between the two steps: its tiers add a vector's lanes in other
+        // orders) and each dtype's error is its rounding; on two threads the values' runs go to whichever thread is
+        // free, and the f32 rows read up to 3e-6
         try (GraphExecutor ex = FastExecutor.available() ? new FastExecutor(1) : new JvmExecutor()) {
             report(out, ex);
         }

@@ -71,6 +71,36 @@ class LayerMisuseTest {
         assertEquals(4, meta[0]);
     }
 
+    /**
+     * A finite token so large that the projections overflow float (3e38) is refused after the kernels and before the
+     * commit, on both JVM backends and every path: the cache keeps its length and later steps give what they give on a
+     * cache that never saw it.
+     */
+    @Test
+    void aTokenThatOverflowsTheLatentIsRefusedAndLeavesTheCacheAlone() {
+        MlaWeights weights = MlaWeights.random(c, 3);
+        int d = c.hiddenSize();
+        float[] history = TestData.gaussian(4, 2 * d), next = TestData.gaussian(5, d);
+        float[] huge = java.util.Arrays.copyOf(history, 3 * d);
+        for (int i = 0; i < d; i++) huge[2 * d + i] = i % 3 == 0 ? 3e38f : -1.5e38f;      // token 2 of 3: finite, far past any hidden state
+        List<org.tornadomla.graph.GraphExecutor> executors = new ArrayList<>(List.of(new org.tornadomla.graph.JvmExecutor()));
+        if (org.tornadomla.fast.FastExecutor.available()) executors.add(new org.tornadomla.fast.FastExecutor(2));
+        for (org.tornadomla.graph.GraphExecutor ex : executors) {
+            for (AttentionPath path : AttentionPath.values()) {
+                MlaLayer layer = new MlaLayer(weights, ex);
+                LatentCache cache = layer.newCache(1, 16, CacheDtype.F32);
+                layer.prefill(cache, history, 2, path);
+                String m = oneLine(assertThrows(MlaException.class, () -> layer.prefill(cache, java.util.Arrays.copyOfRange(huge, 2 * d, 3 * d), 1, path)));
+                assertTrue(m.startsWith("the step overflowed float: the latent c_kv of token row 0 holds ") && m.endsWith("the cache is unchanged"), m);
+                assertEquals(2, cache.length(0), ex.device() + " " + path);
+                LatentCache clean = layer.newCache(1, 16, CacheDtype.F32);
+                layer.prefill(clean, history, 2, path);
+                TestData.assertClose(layer.decode(clean, next, path), layer.decode(cache, next, path), 1e-5, ex.device() + " " + path + ": the next step as if the token never came");
+            }
+        }
+        executors.forEach(org.tornadomla.graph.GraphExecutor::close);
+    }
+
     @Test
     void graphWithNullSequencesNamesTheArgument() {
         MlaLayer layer = new MlaLayer(MlaWeights.random(c, 1));

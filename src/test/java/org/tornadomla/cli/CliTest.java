@@ -600,10 +600,14 @@ class CliTest {
         assertEquals(0, r.code, r.err);
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("random") && l.contains("int8") && l.contains("584")), r.out);
         assertTrue(r.out.lines().anyMatch(l -> l.startsWith("structured") && l.contains("bf16") && l.contains("1,152")), r.out);
-        // the f32 cache against itself through the same kernels: exactly 0, at a context whose values go in several runs
+        // the f32 cache against itself through the same kernels, at a context whose values go in several runs: 0, or
+        // the rounding of a kernel the JIT recompiled between the two steps (1.2e-7 seen), never the 3e-6 of two
+        // threads summing runs in whichever order they finished
         Run d = mla("cache-error", "--seeds", "2");
         assertEquals(0, d.code, d.err);
-        assertEquals(2, d.out.lines().filter(l -> l.matches("(random|structured) +f32 +2,304 +0\\.00e\\+00 +0\\.00e\\+00")).count(), d.out);
+        List<String> f32 = d.out.lines().filter(l -> l.matches("(random|structured) +f32 +2,304 .*")).toList();
+        assertEquals(2, f32.size(), d.out);
+        for (String l : f32) assertTrue(Double.parseDouble(l.trim().split(" +")[3]) < 1e-6, d.out);
     }
 
     @Test
