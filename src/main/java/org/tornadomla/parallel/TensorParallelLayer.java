@@ -141,6 +141,7 @@ public final class TensorParallelLayer implements AutoCloseable {
 
     /** Runs the shards at once, rolls back every device's appends if any failed, and sums the partial outputs. */
     private synchronized float[] step(TensorParallelCache cache, int[] seqIds, IntFunction<float[]> shardStep) {
+        requireInStep(cache, seqIds);
         int[] before = new int[seqIds.length];
         for (int i = 0; i < seqIds.length; i++) before[i] = cache.contains(seqIds[i]) ? cache.length(seqIds[i]) : -1;
         List<float[]> parts;
@@ -156,6 +157,31 @@ public final class TensorParallelLayer implements AutoCloseable {
             for (int i = 0; i < y.length; i++) y[i] += p[i];
         }
         return y;
+    }
+
+    /**
+     * Every device's cache holds the step's sequences at one length: a shard changed directly ({@link
+     * TensorParallelCache#shard} hands out each device's cache to read) would else let the devices' heads attend to
+     * different contexts, and the summed output mix them without a sign.
+     */
+    private static void requireInStep(TensorParallelCache cache, int[] seqIds) {
+        for (int b : seqIds) {
+            LatentCache first = cache.shard(0);
+            if (b < 0 || b >= first.maxSequences()) continue;          // the layers refuse it, naming the range
+            int len0 = first.contains(b) ? first.length(b) : -1;
+            for (int d = 1; d < cache.devices(); d++) {
+                LatentCache c = cache.shard(d);
+                int len = c.contains(b) ? c.length(b) : -1;
+                if (len != len0) {
+                    throw new MlaException("tensor-parallel cache out of step: sequence " + b + " " + held(len0) + " on device 0 but "
+                            + held(len) + " on device " + d + " (a device's cache was changed directly; change it through TensorParallelCache)");
+                }
+            }
+        }
+    }
+
+    private static String held(int len) {
+        return len < 0 ? "is absent" : "holds " + len + (len == 1 ? " token" : " tokens");
     }
 
     /** After a failed step: each device's sequences back to their lengths before it (nothing changed where a device refused). */

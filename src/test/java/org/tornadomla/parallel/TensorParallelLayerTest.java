@@ -203,6 +203,14 @@ class TensorParallelLayerTest {
             TensorParallelCache mine = a.newCache(1, 8, CacheDtype.F32);
             oneLine(assertThrows(MlaException.class, () -> a.forward(mine, new float[3], 1, AttentionPath.ABSORBED)), "input x: expected shape");
             assertEquals(0, mine.length(0));
+            // a device's cache changed behind the layer's back: refused before any device steps
+            float[] x = TestData.gaussian(31, 3 * w.config().hiddenSize());
+            a.forward(mine, x, 3, AttentionPath.ABSORBED);
+            mine.shard(1).truncate(0, 1);
+            oneLine(assertThrows(MlaException.class, () -> a.forward(mine, new float[w.config().hiddenSize()], 1, AttentionPath.ABSORBED)),
+                    "tensor-parallel cache out of step: sequence 0 holds 3 tokens on device 0 but holds 1 token on device 1");
+            assertEquals(3, mine.shard(0).length(0));
+            assertEquals(1, mine.shard(1).length(0));
         }
         MlaWeights fp8 = MlaWeights.random(TestData.small(), 30).to(WeightDtype.FP8);
         oneLine(assertThrows(MlaException.class, () -> new TensorParallelLayer(fp8, executors(JVM, 2))),
