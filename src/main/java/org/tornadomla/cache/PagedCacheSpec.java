@@ -53,7 +53,9 @@ public record PagedCacheSpec(int maxSequences, int maxSequenceLength, int numBlo
 
     /** Builds a {@link PagedCacheSpec} by name; {@link #maxSequences} and {@link #maxSequenceLength} must be set. */
     public static final class Builder {
-        private int maxSequences = -1, maxSequenceLength = -1, numBlocks = -1, blockSize = DEFAULT_BLOCK_SIZE;
+        private int maxSequences, maxSequenceLength, numBlocks, blockSize = DEFAULT_BLOCK_SIZE;
+        /** Which counts were given: an explicit −1 is a count to refuse, not "unset". */
+        private boolean hasMaxSequences, hasMaxSequenceLength, hasNumBlocks;
         private CacheDtype dtype = CacheDtype.BF16;
 
         private Builder() {
@@ -62,18 +64,21 @@ public record PagedCacheSpec(int maxSequences, int maxSequenceLength, int numBlo
         /** The most sequences at once (required). */
         public Builder maxSequences(int n) {
             this.maxSequences = n;
+            this.hasMaxSequences = true;
             return this;
         }
 
         /** The most tokens one sequence holds (required). */
         public Builder maxSequenceLength(int tokens) {
             this.maxSequenceLength = tokens;
+            this.hasMaxSequenceLength = true;
             return this;
         }
 
         /** Blocks in the pool (default: maxSequences × ⌈maxSequenceLength / blockSize⌉, every sequence at full length). */
         public Builder numBlocks(int n) {
             this.numBlocks = n;
+            this.hasNumBlocks = true;
             return this;
         }
 
@@ -91,10 +96,10 @@ public record PagedCacheSpec(int maxSequences, int maxSequenceLength, int numBlo
 
         /** The spec; refused, naming the count, when a required one is not set or a count is out of range. */
         public PagedCacheSpec build() {
-            if (maxSequences == -1) throw new MlaException("paged cache: maxSequences is not set");
-            if (maxSequenceLength == -1) throw new MlaException("paged cache: maxSequenceLength is not set");
+            if (!hasMaxSequences) throw new MlaException("paged cache: maxSequences is not set");
+            if (!hasMaxSequenceLength) throw new MlaException("paged cache: maxSequenceLength is not set");
             int blocks = numBlocks;
-            if (blocks == -1 && maxSequences > 0 && maxSequenceLength > 0 && blockSize > 0 && blockSize <= MAX_BLOCK_SIZE) {
+            if (!hasNumBlocks && maxSequences > 0 && maxSequenceLength > 0 && blockSize > 0 && blockSize <= MAX_BLOCK_SIZE) {
                 long perSequence = (maxSequenceLength + (long) blockSize - 1) / blockSize;
                 long all = perSequence * maxSequences;
                 if (all > Integer.MAX_VALUE - 8) {

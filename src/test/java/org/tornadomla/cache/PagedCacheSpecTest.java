@@ -54,6 +54,11 @@ class PagedCacheSpecTest {
                 assertThrows(MlaException.class, () -> PagedCacheSpec.builder().maxSequences(8).build()).getMessage());
         assertEquals("paged cache: max sequences must be > 0, found 0",
                 assertThrows(MlaException.class, () -> PagedCacheSpec.builder().maxSequences(0).maxSequenceLength(8).build()).getMessage());
+        // an explicit −1 is a count like any other, not "not set" (or, for the pool, its default)
+        assertEquals("paged cache: max sequences must be > 0, found -1",
+                assertThrows(MlaException.class, () -> PagedCacheSpec.builder().maxSequences(-1).maxSequenceLength(8).build()).getMessage());
+        assertEquals("paged cache: the pool needs at least 1 block, found -1",
+                assertThrows(MlaException.class, () -> PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(8).numBlocks(-1).build()).getMessage());
         assertEquals("paged cache: the pool needs at least 1 block, found 0",
                 assertThrows(MlaException.class, () -> PagedCacheSpec.builder().maxSequences(1).maxSequenceLength(8).numBlocks(0).build()).getMessage());
         assertEquals("paged cache: block size must be 1 … 1048576 tokens, found 0",
