@@ -299,6 +299,38 @@ class ApiImmutabilityTest {
     }
 
     /**
+     * A layer's graph hands out no cache storage: writing its STATE buffers, or running it, leaves the cache's rows and
+     * length alone, and the next step gives what it gives on an untouched cache (the buffers once were the cache's own
+     * arrays: NaN written there reached every later step, and a run appended rows while the length stayed).
+     */
+    @Test
+    void aLayersGraphHandsOutNoCacheStorage() {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 8);
+        float[] x = TestData.gaussian(10, 3 * c.hiddenSize()), next = TestData.gaussian(11, c.hiddenSize());
+        for (AttentionPath path : AttentionPath.values()) {
+            MlaLayer layer = new MlaLayer(w, new org.tornadomla.graph.JvmExecutor());
+            LatentCache cache = layer.newCache(1, 8, CacheDtype.F32), clean = layer.newCache(1, 8, CacheDtype.F32);
+            layer.prefill(cache, x, 3, path);
+            layer.prefill(clean, x, 3, path);
+            float[] rows = cache.latent(0);
+            KernelGraph g = layer.graph(cache, 1, AttentionOptions.of(path));
+            int states = 0;
+            for (KernelGraph.Buffer b : g.buffers()) {
+                if (b.role() == KernelGraph.Role.STATE) {
+                    scribble(b.array());
+                    states++;
+                }
+            }
+            assertTrue(states > 0, "the graph has the cache's buffers");
+            new org.tornadomla.graph.JvmExecutor().execute(g);
+            assertArrayEquals(rows, cache.latent(0), path + ": the cache's rows");
+            assertEquals(3, cache.length(0), path + ": the cache's length");
+            assertArrayEquals(layer.decode(clean, next, path), layer.decode(cache, next, path), path + ": the next step");
+        }
+    }
+
+    /**
      * Writing every weight buffer of a layer's graph, and the power-of-two table of a graph of one's own (every
      * graph has its own), changes nothing the layer, another layer or the weights compute.
      */

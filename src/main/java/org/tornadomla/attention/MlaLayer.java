@@ -372,16 +372,17 @@ public final class MlaLayer implements AutoCloseable {
 
     /**
      * The graph of one forward shape (built if needed), e.g. to inspect its tasks or hand it to another
-     * executor: a {@link KernelGraph#withCopiedWeights copy} whose WEIGHT buffers are copies of the weights
-     * (writing them changes nothing this layer computes) and whose other buffers are those of the graph the
-     * layer runs (its input, output, metadata, scratch and the cache).
+     * executor: a {@link KernelGraph#withCopiedWeightsAndState copy} whose WEIGHT and STATE buffers are copies of
+     * the weights and of the cache's storage as it stands (writing or running them changes neither what this layer
+     * computes nor the cache) and whose other buffers are those of the graph the layer runs (its input, output,
+     * metadata and scratch, so that they show its last step).
      */
     public KernelGraph graph(LatentCache cache, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(opt, "opt");
         checkShape(cache, tokens);
         synchronized (lock) {
-            return step(new Shape(cache, cache.maxSequences() * tokens, opt)).graph.withCopiedWeights();
+            return step(new Shape(cache, cache.maxSequences() * tokens, opt)).graph.withCopiedWeightsAndState();
         }
     }
 
@@ -407,7 +408,7 @@ public final class MlaLayer implements AutoCloseable {
         checkGeometry(cache);
         int total = (int) totalTokens(seqIds, queryLens);
         synchronized (lock) {
-            return step(new Shape(cache, rows(cache, total, opt), opt)).graph.withCopiedWeights();
+            return step(new Shape(cache, rows(cache, total, opt), opt)).graph.withCopiedWeightsAndState();
         }
     }
 

@@ -162,18 +162,34 @@ public final class KernelGraph {
      * graph's own. Writing the copy's buffers changes no weight. Costs a copy of the weights (checked against the heap).
      */
     public KernelGraph withCopiedWeights() {
+        return copying(java.util.EnumSet.of(Role.WEIGHT));
+    }
+
+    /**
+     * As {@link #withCopiedWeights}, the STATE buffers (a cache's storage) copied too, from their current contents
+     * ({@link DeviceResident#toHost} first): running or writing the copy changes neither the weights nor the state,
+     * and the copy declares no device-resident state of its own.
+     */
+    public KernelGraph withCopiedWeightsAndState() {
+        for (DeviceResident s : states) s.toHost();
+        KernelGraph g = copying(java.util.EnumSet.of(Role.WEIGHT, Role.STATE));
+        g.states.clear();
+        return g;
+    }
+
+    private KernelGraph copying(java.util.Set<Role> roles) {
         long bytes = 0;
         for (Buffer b : buffers) {
-            if (b.role() == Role.WEIGHT) {
+            if (roles.contains(b.role())) {
                 bytes += (long) java.lang.reflect.Array.getLength(b.array()) * elementBytes(b.array().getClass().componentType());
             }
         }
-        org.tornadomla.internal.Memory.require(bytes, "a copy of the weights of graph " + name);
+        org.tornadomla.internal.Memory.require(bytes, "a copy of the " + (roles.contains(Role.STATE) ? "weights and state" : "weights") + " of graph " + name);
         KernelGraph g = new KernelGraph(name);
         Map<Object, Object> copies = new IdentityHashMap<>();
         for (Buffer b : buffers) {
             Object a = b.array();
-            if (b.role() == Role.WEIGHT) {
+            if (roles.contains(b.role())) {
                 int n = java.lang.reflect.Array.getLength(a);
                 Object c = java.lang.reflect.Array.newInstance(a.getClass().componentType(), n);
                 System.arraycopy(a, 0, c, 0, n);

@@ -17,6 +17,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,8 +76,12 @@ class KernelGraphTest {
         KernelGraph prefill = layer.graph(cache, 4, AttentionOptions.of(AttentionPath.NAIVE));
         assertEquals("prefill", prefill.name());
         assertTrue(prefill.tasks().stream().anyMatch(t -> t.name().equals("prefill.decompress")));
-        assertEquals(List.of(CacheStorage.of(cache)), prefill.states());
-        assertEquals(KernelGraph.Role.STATE, prefill.buffer(CacheStorage.of(cache).floats()).role());
+        // the cache's storage is copied, not handed out: the copy declares no device-resident state
+        assertEquals(List.of(), prefill.states());
+        assertNull(prefill.buffer(CacheStorage.of(cache).floats()));
+        KernelGraph.Buffer state = prefill.buffers().stream().filter(bf -> bf.name().equals("cache.0")).findFirst().orElseThrow();
+        assertEquals(KernelGraph.Role.STATE, state.role());
+        assertArrayEquals(CacheStorage.of(cache).floats(), (float[]) state.array());
         assertEquals(KernelGraph.Role.WEIGHT, prefill.buffers().stream().filter(bf -> bf.name().equals("kv_b_proj")).findFirst().orElseThrow().role());
     }
 }
