@@ -57,7 +57,8 @@ public final class CacheFiles {
     /**
      * Writes sequence b of {@code cache} to {@code file}, stamped with the cache's identity. Refused for a cache
      * without one (made with a constructor and written directly, never filled by a layer: make it with
-     * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it to the layer's identity).
+     * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it to the layer's identity), and, with nothing written,
+     * for a sequence holding NaN or ±∞ (which {@link #importInto} would refuse).
      */
     public static void export(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(cache, "cache");
@@ -80,18 +81,31 @@ public final class CacheFiles {
                 .metadata("length", Integer.toString(n));
         boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
         CacheStorage.Quantised q = quantised ? CacheStorage.of(cache).quantised(b) : null;
+        // what an import would refuse is refused here, before anything is written: a file that cannot be read back
+        // would otherwise show its fault only on the importing side
         for (Tensor t : tensors(cache.dtype(), config)) {
             long[] shape = {n, t.width};
             switch (t.name) {
-                case "kv_cache" -> w.add(t.name, t.dtype, shape, cache.latent(b));
-                case "pe_cache" -> w.add(t.name, t.dtype, shape, cache.ropeKey(b));
-                case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, q.scales());
+                case "kv_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.latent(b)));
+                case "pe_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.ropeKey(b)));
+                case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, finite(b, t, q.scales()));
                 case INDEX_CODES -> w.addBytes(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).codes());
-                case INDEX_SCALES -> w.add(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).scales());
+                case INDEX_SCALES -> w.add(t.name, t.dtype, shape, finite(b, t, CacheStorage.of(cache).indexKeys(b).scales()));
                 default -> w.addBytes(t.name, t.dtype, shape, q.values());
             }
         }
         w.write(file);
+    }
+
+    /** {@code v}, refused for export where it holds NaN or ±∞ (naming the tensor, token and column). */
+    private static float[] finite(int b, Tensor t, float[] v) {
+        for (int i = 0; i < v.length; i++) {
+            if (!Float.isFinite(v[i])) {
+                throw new MlaException("cache export: sequence " + b + "'s " + t.name + " holds " + v[i] + " at [" + i / t.width + ", " + i % t.width
+                        + "]; an import would refuse it, so nothing was written");
+            }
+        }
+        return v;
     }
 
     /** One tensor of a cache file: its name, dtype and numbers per token. */

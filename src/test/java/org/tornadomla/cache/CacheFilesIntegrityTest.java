@@ -83,6 +83,18 @@ class CacheFilesIntegrityTest {
                 .metadata("layer", Integer.toString(id.layer())).metadata("weights_sha256", id.weightsSha256());
     }
 
+    /** What an import would refuse is not exported: a cache whose storage holds ∞ (as an overflow on a device could leave it) writes no file. */
+    @Test
+    void aCacheHoldingNonFiniteNumbersIsNotExported() {
+        int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
+        LatentCache cache = filled(CacheDtype.F32);
+        org.tornadomla.cache.internal.CacheStorage.of(cache).floats()[2 * (dc + dr) + 3] = Float.POSITIVE_INFINITY;
+        Path file = dir.resolve("inf.safetensors");
+        String m = assertThrows(MlaException.class, () -> CacheFiles.export(cache, 0, file)).getMessage();
+        assertEquals("cache export: sequence 0's kv_cache holds Infinity at [2, 3]; an import would refuse it, so nothing was written", m);
+        assertTrue(java.nio.file.Files.notExists(file), "no file");
+    }
+
     @Test
     void nonFiniteValuesNegativeScalesAndFp8NanCodesAreRefused() {
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
