@@ -180,8 +180,8 @@ public final class MlaLayer implements AutoCloseable {
      * &lt; 1, a cache without room or positions past max_position_embeddings, non-finite inputs, a step
      * too large for the heap and a cache that belongs to another layer ({@link LatentCache#identity()}: another
      * config, layer index or weights) are an {@link MlaException}, with the cache unchanged. So is a step whose finite
-     * inputs overflow float inside it, found after the kernels (the new latent on the JVM backends, the output on
-     * every backend) and before the commit. A cache without an identity becomes this layer's.
+     * inputs overflow float inside it, found after the kernels and before the commit (the new latent and the output,
+     * on the JVM backends). A cache without an identity becomes this layer's.
      */
     public float[] forward(LatentCache cache, float[] x, int tokens, AttentionOptions opt) {
         Objects.requireNonNull(cache, "cache");
@@ -448,22 +448,22 @@ public final class MlaLayer implements AutoCloseable {
     /**
      * Finite inputs that overflow float inside the step (|x| near 1e38 through the projections) are refused after the
      * kernels and before the commit, so that neither an infinite latent nor a NaN output reaches the cache or the
-     * caller: the new tokens' c_kv and k_pe where the executor runs on the JVM's arrays (on a device they stay there),
-     * and the output y on every backend. Without it one such token left Infinity in the cache, and every later step
-     * of the sequence returned NaN (naive, absorbed) or zeros (tiled).
+     * caller: the new tokens' c_kv and k_pe and the output y, where the executor runs on the JVM's arrays. On a
+     * device the latent stays there, and the compile gate's stand-in devices run no kernel at all (their y is
+     * whatever the buffer held), so TornadoVM steps are not checked. Without it one such token left Infinity in
+     * the cache, and every later step of the sequence returned NaN (naive, absorbed) or zeros (tiled).
      */
     private void requireFinite(Step step, int rows, float[] x) {
+        if (!(executor instanceof JvmExecutor)) return;
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), d = c.hiddenSize();
         String where = null;
-        if (executor instanceof JvmExecutor) {
-            for (int r = 0; r < rows && where == null; r++) {
-                for (int i = 0; i < dc; i++) {
-                    if (!Float.isFinite(step.ckv[r * dc + i])) { where = "the latent c_kv of token row " + r + " holds " + step.ckv[r * dc + i]; break; }
-                }
-                for (int i = 0; i < dr && where == null; i++) {
-                    float v = step.kvA[r * (dc + dr) + dc + i];
-                    if (!Float.isFinite(v)) where = "the rope key k_pe of token row " + r + " holds " + v;
-                }
+        for (int r = 0; r < rows && where == null; r++) {
+            for (int i = 0; i < dc; i++) {
+                if (!Float.isFinite(step.ckv[r * dc + i])) { where = "the latent c_kv of token row " + r + " holds " + step.ckv[r * dc + i]; break; }
+            }
+            for (int i = 0; i < dr && where == null; i++) {
+                float v = step.kvA[r * (dc + dr) + dc + i];
+                if (!Float.isFinite(v)) where = "the rope key k_pe of token row " + r + " holds " + v;
             }
         }
         for (int i = 0; i < rows * d && where == null; i++) {
