@@ -157,34 +157,22 @@ public final class KernelGraph {
     }
 
     /**
-     * A copy of this graph for code that must not reach the weights' storage: every WEIGHT buffer is a new copy
-     * of its array and the tasks take the copies; the other buffers (inputs, outputs, scratch, state) are this
-     * graph's own. Writing the copy's buffers changes no weight. Costs a copy of the weights (checked against the heap).
-     */
-    public KernelGraph withCopiedWeights() {
-        return copying(java.util.EnumSet.of(Role.WEIGHT));
-    }
-
-    /**
-     * As {@link #withCopiedWeights}, the STATE buffers (a cache's storage) copied too, from their current contents
-     * ({@link DeviceResident#toHost} first): running or writing the copy changes neither the weights nor the state,
-     * and the copy declares no device-resident state of its own.
+     * A copy of this graph for code that must reach neither the weights' storage nor a cache's: every WEIGHT and
+     * STATE buffer is a new copy of its array, the state's from its current contents ({@link DeviceResident#toHost}
+     * first), and the tasks take the copies; the other buffers (inputs, outputs, scratch) are this graph's own.
+     * Running or writing the copy changes neither the weights nor the state, and the copy declares no device-resident
+     * state of its own. Costs a copy of the weights and the state (checked against the heap).
      */
     public KernelGraph withCopiedWeightsAndState() {
         for (DeviceResident s : states) s.toHost();
-        KernelGraph g = copying(java.util.EnumSet.of(Role.WEIGHT, Role.STATE));
-        g.states.clear();
-        return g;
-    }
-
-    private KernelGraph copying(java.util.Set<Role> roles) {
+        java.util.Set<Role> roles = java.util.EnumSet.of(Role.WEIGHT, Role.STATE);
         long bytes = 0;
         for (Buffer b : buffers) {
             if (roles.contains(b.role())) {
                 bytes += (long) java.lang.reflect.Array.getLength(b.array()) * elementBytes(b.array().getClass().componentType());
             }
         }
-        org.tornadomla.internal.Memory.require(bytes, "a copy of the " + (roles.contains(Role.STATE) ? "weights and state" : "weights") + " of graph " + name);
+        org.tornadomla.internal.Memory.require(bytes, "a copy of the weights and state of graph " + name);
         KernelGraph g = new KernelGraph(name);
         Map<Object, Object> copies = new IdentityHashMap<>();
         for (Buffer b : buffers) {
@@ -205,7 +193,6 @@ public final class KernelGraph {
             for (int i = 0; i < args.length; i++) args[i] = copies.getOrDefault(args[i], args[i]);
             g.tasks.add(new Task(t.name(), t.kernel(), t.handle(), args));
         }
-        g.states.addAll(states);
         return g;
     }
 

@@ -165,8 +165,8 @@ public final class TensorParallelLayer implements AutoCloseable {
      * different contexts, and the summed output mix them without a sign.
      */
     private static void requireInStep(TensorParallelCache cache, int[] seqIds) {
+        LatentCache first = cache.shard(0);
         for (int b : seqIds) {
-            LatentCache first = cache.shard(0);
             if (b < 0 || b >= first.maxSequences()) continue;          // the layers refuse it, naming the range
             int len0 = first.contains(b) ? first.length(b) : -1;
             for (int d = 1; d < cache.devices(); d++) {
