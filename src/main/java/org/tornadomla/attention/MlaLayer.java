@@ -29,6 +29,7 @@ import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.Weight;
 import org.tornadomla.weights.WeightDtype;
 
+import java.lang.ref.WeakReference;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -60,7 +61,8 @@ import java.util.Objects;
  * kernels read every position through {@code attnMeta}, the step's positions and block tables.
  * A prefill is a forward call on an empty cache, a decode step one with T = 1, a chunked prefill one on a
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
- * step of a sequence runs the same graph. A layer runs one step at a time: steps from several threads (and
+ * step of a sequence runs the same graph; the cache keeps its graphs, and a cache the program drops is
+ * collected with them (the layer does not hold it). A layer runs one step at a time: steps from several threads (and
  * {@link #close()}) wait for each other; the caches they use must not be changed meanwhile by other code.
  *
  * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
@@ -76,10 +78,17 @@ public final class MlaLayer implements AutoCloseable {
     private final GraphExecutor executor;
     private final float[] invFreq;
     private final float cosSinScale;
-    private final Map<Shape, Step> steps = new LinkedHashMap<>(16, 0.75f, true);
-    /** The last step run and its token rows (for {@link #lastSelection()}). */
-    private Step lastStep;
-    private int lastRows;
+    /**
+     * The graphs built, least recently used first. A graph holds its cache's arrays, so the cache holds its steps
+     * ({@link CacheStorage#keep}) and the layer holds them weakly: a cache the program drops is collected with its
+     * graphs instead of staying alive here until {@link #close()}. An executor that holds graphs itself (TornadoVM's
+     * plans) pins them anyway; there the layer holds them too, and releases those of a collected cache at its next call.
+     */
+    private final Map<Shape, Built> steps = new LinkedHashMap<>(16, 0.75f, true);
+    /** The last step's selection (null: dense, or no step yet), its token rows and positions per row (for {@link #lastSelection()}). */
+    private int[] lastSelected;
+    private int lastRows, lastPerRow;
+    private boolean ranStep;
     /** Held by a step, a graph lookup and close(): a close() from another thread waits for the running step. */
     private final Object lock = new Object();
 
@@ -275,7 +284,7 @@ public final class MlaLayer implements AutoCloseable {
         if (!executor.statePerGraph()) return rowCapacity(cache, total);
         int built = -1;
         for (Shape s : steps.keySet()) {
-            if (s.cache == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
+            if (s.cache() == cache && s.opt.equals(opt) && s.rows >= total && (built < 0 || s.rows < built)) built = s.rows;
         }
         if (built > 0) return built;
         return total <= cache.maxSequences() ? cache.maxSequences() : total > (1 << 30) ? total : Integer.highestOneBit(total - 1) << 1;
@@ -344,8 +353,10 @@ public final class MlaLayer implements AutoCloseable {
         requireFinite(step, total, x);          // before the commit: an overflow leaves the cache as it was
         System.arraycopy(step.y, 0, y, 0, y.length);
         storage.commit(appends);
-        lastStep = step;
+        ranStep = true;
+        lastSelected = step.selected;
         lastRows = total;
+        lastPerRow = step.selected == null ? 0 : step.selected.length / (step.x.length / c.hiddenSize());
     }
 
     /**
@@ -363,10 +374,9 @@ public final class MlaLayer implements AutoCloseable {
                 throw new MlaException("lastSelection reads the selection from the host's arrays; on " + executor.device()
                         + " it stays on the device (use java-reference or java-fast)");
             }
-            if (lastStep == null) throw new MlaException("lastSelection: the layer has run no step yet");
-            if (lastStep.selected == null) throw new MlaException("lastSelection: the last step attended densely (AttentionOptions.dense), selecting nothing");
-            int k = lastStep.selected.length / (lastStep.x.length / c.hiddenSize());
-            return java.util.Arrays.copyOf(lastStep.selected, lastRows * k);
+            if (!ranStep) throw new MlaException("lastSelection: the layer has run no step yet");
+            if (lastSelected == null) throw new MlaException("lastSelection: the last step attended densely (AttentionOptions.dense), selecting nothing");
+            return java.util.Arrays.copyOf(lastSelected, lastRows * lastPerRow);
         }
     }
 
@@ -413,30 +423,85 @@ public final class MlaLayer implements AutoCloseable {
     }
 
     private Step step(Shape shape) {
-        Step s = steps.get(shape);
+        forgetDroppedCaches();
+        LatentCache cache = shape.cache();
+        Built b = steps.get(shape);
+        Step s = b == null ? null : b.get();
         if (s == null) {
-            AttentionOptions opt = shape.opt.resolved(shape.rows, c.numHeads(), shape.cache.capacity(), executor);
-            s = buildGraph(shape.cache, shape.rows, opt);
-            steps.put(shape, s);
+            if (b != null) steps.remove(shape);
+            AttentionOptions opt = shape.opt.resolved(shape.rows, c.numHeads(), cache.capacity(), executor);
+            s = buildGraph(cache, shape.rows, opt);
+            CacheStorage.of(cache).keep(s);
+            steps.put(shape,
+                    new Built(new WeakReference<>(s), executor instanceof JvmExecutor ? null : s));
             if (steps.size() > MAX_GRAPHS) {
                 var eldest = steps.entrySet().iterator().next();
-                executor.release(eldest.getValue().graph);
                 steps.remove(eldest.getKey());
+                forget(eldest.getKey(), eldest.getValue());
             }
         }
         return s;
     }
 
-    /** Identity of a graph: the cache object itself (its arrays are in the graph), token rows and options. */
-    private record Shape(LatentCache cache, int rows, AttentionOptions opt) {
+    /** Releases what the executor holds for one built step, and lets its cache drop it. */
+    private void forget(Shape shape, Built built) {
+        Step s = built.get();
+        if (s == null) return;                    // collected with its cache: the JVM's executors hold nothing for it
+        executor.release(s.graph);
+        LatentCache cache = shape.cache();
+        if (cache != null) CacheStorage.of(cache).unkeep(s);
+    }
+
+    /** The graphs of caches the collector has taken (a look at eight keys): released (an executor's plans, device memory) and forgotten. */
+    private void forgetDroppedCaches() {
+        for (var it = steps.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (e.getKey().cache() == null) {
+                it.remove();
+                forget(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    /**
+     * Identity of a graph: the cache object itself (its arrays are in the graph; held weakly, so that the layer
+     * never keeps a cache alive), token rows and options.
+     */
+    private static final class Shape {
+        private final WeakReference<LatentCache> cache;
+        private final int cacheHash, rows;
+        private final AttentionOptions opt;
+
+        Shape(LatentCache cache, int rows, AttentionOptions opt) {
+            this.cache = new WeakReference<>(Objects.requireNonNull(cache, "cache"));
+            this.cacheHash = System.identityHashCode(cache);
+            this.rows = rows;
+            this.opt = opt;
+        }
+
+        /** The cache, or null once collected. */
+        LatentCache cache() {
+            return cache.get();
+        }
+
         @Override
         public boolean equals(Object o) {
-            return o instanceof Shape s && s.cache == cache && s.rows == rows && s.opt.equals(opt);
+            if (o == this) return true;
+            if (!(o instanceof Shape s) || s.rows != rows || !s.opt.equals(opt)) return false;
+            LatentCache mine = cache.get();
+            return mine != null && mine == s.cache.get();
         }
 
         @Override
         public int hashCode() {
-            return System.identityHashCode(cache) * 31 + rows * 7 + opt.hashCode();
+            return cacheHash * 31 + rows * 7 + opt.hashCode();
+        }
+    }
+
+    /** A built step: held weakly (its cache holds it), and strongly where the executor holds its graph anyway. */
+    private record Built(WeakReference<Step> weak, Step pinned) {
+        Step get() {
+            return pinned != null ? pinned : weak.get();
         }
     }
 
@@ -791,9 +856,10 @@ public final class MlaLayer implements AutoCloseable {
     @Override
     public void close() {
         synchronized (lock) {
-            for (Step s : steps.values()) executor.release(s.graph);
+            for (var e : steps.entrySet()) forget(e.getKey(), e.getValue());
             steps.clear();
-            lastStep = null;
+            lastSelected = null;
+            ranStep = false;
         }
     }
 }

@@ -71,6 +71,15 @@ class LayerMisuseTest {
         assertEquals(4, meta[0]);
     }
 
+    /** On the class path the internal package is reachable: installing the cache's bridge from outside is refused, and caches keep working. */
+    @Test
+    void onlyLatentCacheInstallsItsBridge() {
+        IllegalCallerException e = assertThrows(IllegalCallerException.class, () -> CacheStorage.bridge(cache -> null));
+        assertTrue(e.getMessage().contains(LayerMisuseTest.class.getName()), e.getMessage());
+        LatentCache cache = new LatentCache(c, 1, 8, CacheDtype.F32);
+        assertEquals(8, CacheStorage.of(cache).capacity());
+    }
+
     /**
      * A finite token so large that the projections overflow float (3e38) is refused after the kernels and before the
      * commit, on both JVM backends and every path: the cache keeps its length and later steps give what they give on a

@@ -15,7 +15,10 @@ import org.tornadomla.kernels.CacheRows;
 import org.tornadomla.internal.Memory;
 
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -77,12 +80,38 @@ public final class CacheStorage implements DeviceResident {
     // the layer this cache belongs to (null: none yet), set once by bind
     private CacheIdentity identity;
 
+    /**
+     * What layers built for this cache (their steps, whose graphs hold this storage's arrays): held here, so that
+     * they live and die with the cache; a layer holds them weakly and so never keeps a dropped cache alive.
+     */
+    private final Set<Object> built = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    /** Keeps {@code step}, which a layer built for this cache, as long as the cache lives. */
+    public void keep(Object step) {
+        synchronized (built) {
+            built.add(Objects.requireNonNull(step, "step"));
+        }
+    }
+
+    /** Lets go of a step {@link #keep} kept (its layer released it). */
+    public void unkeep(Object step) {
+        synchronized (built) {
+            built.remove(step);
+        }
+    }
+
     // ---------------------------------------------------------------- the bridge from LatentCache
 
     private static volatile Function<LatentCache, CacheStorage> bridge;
 
     /** Called once, by {@link LatentCache}'s class initialiser: how code outside its package reaches a cache's storage. */
     public static void bridge(Function<LatentCache, CacheStorage> storageOf) {
+        // on the class path this package is reachable: a bridge installed by other code first would leave LatentCache
+        // unable to initialise, for the whole JVM
+        Class<?> caller = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).getCallerClass();
+        if (caller != LatentCache.class) {
+            throw new IllegalCallerException("the LatentCache bridge is LatentCache's own; called from " + caller.getName());
+        }
         if (bridge != null) throw new IllegalStateException("the LatentCache bridge is installed already");
         bridge = Objects.requireNonNull(storageOf, "storageOf");
     }
