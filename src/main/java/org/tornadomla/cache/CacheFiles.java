@@ -9,7 +9,9 @@ import org.tornadomla.weights.SafeTensorsFile;
 import org.tornadomla.weights.SafeTensorsWriter;
 import org.tornadomla.weights.TensorInfo;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -58,9 +60,11 @@ public final class CacheFiles {
      * Writes sequence b of {@code cache} to {@code file}, stamped with the cache's identity. Refused for a cache
      * without one (made with a constructor and written directly, never filled by a layer: make it with
      * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it to the layer's identity), and, with nothing written,
-     * for a sequence holding NaN or ±∞ (which {@link #importInto} would refuse).
+     * for a sequence holding NaN or ±∞ (which {@link #importInto} would refuse), and for a {@code file} that exists
+     * unless {@code options} hold {@link StandardCopyOption#REPLACE_EXISTING}: one wrong path in a server's settings
+     * must not turn a checkpoint or another sequence's file into this one. The file is written whole or not at all.
      */
-    public static void export(LatentCache cache, int b, Path file) {
+    public static void export(LatentCache cache, int b, Path file, StandardCopyOption... options) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(file, "file");
         CacheIdentity id = cache.identity();
@@ -71,6 +75,17 @@ public final class CacheFiles {
         MlaConfig config = id.config();
         int n = cache.length(b);
         if (cache.isOffloaded(b)) throw new MlaException("cache export: sequence " + b + " is offloaded to the host: restore it first");
+        boolean replace = false;
+        for (StandardCopyOption o : Objects.requireNonNull(options, "options")) {
+            if (o != StandardCopyOption.REPLACE_EXISTING) {
+                throw new MlaException("cache export: the only option is StandardCopyOption.REPLACE_EXISTING, found " + o);
+            }
+            replace = true;
+        }
+        if (!replace && (Files.exists(file) || Files.isSymbolicLink(file))) {
+            throw new MlaException("cache export: " + file + " exists and was left as it is; expected a new path "
+                    + "(or pass StandardCopyOption.REPLACE_EXISTING to replace it)");
+        }
         SafeTensorsWriter w = new SafeTensorsWriter().checksums()
                 .metadata("format", FORMAT)
                 .metadata("config", config.toJson())

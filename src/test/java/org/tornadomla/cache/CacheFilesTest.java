@@ -99,6 +99,38 @@ class CacheFilesTest {
         }
     }
 
+    /** An existing file is never replaced unless the caller says so: not the checkpoint the layer was loaded from, not another sequence's file. */
+    @Test
+    void exportLeavesAnExistingFileAloneUnlessToldToReplaceIt() throws Exception {
+        MlaConfig c = TestData.small();
+        MlaWeights w = MlaWeights.random(c, 8);
+        Path weights = dir.resolve("model.safetensors");
+        w.addTo(new org.tornadomla.weights.SafeTensorsWriter(), 0, org.tornadomla.weights.DType.F32).write(weights);
+        MlaLayer layer = new MlaLayer(MlaWeights.load(weights, c, 0));
+        LatentCache cache = layer.newCache(1, 16, CacheDtype.F32);
+        layer.prefill(cache, TestData.gaussian(2, 3 * c.hiddenSize()), 3, AttentionPath.ABSORBED);
+        byte[] checkpoint = Files.readAllBytes(weights);
+
+        String m = assertThrows(MlaException.class, () -> CacheFiles.export(cache, 0, weights)).getMessage();
+        assertTrue(m.contains("exists") && m.contains("REPLACE_EXISTING") && m.contains(weights.toString()), m);
+        assertArrayEquals(checkpoint, Files.readAllBytes(weights), "the checkpoint is untouched");
+        MlaWeights.load(weights, c, 0);                                       // and still loads
+
+        Path seq = dir.resolve("seq.safetensors");
+        CacheFiles.export(cache, 0, seq);
+        byte[] first = Files.readAllBytes(seq);
+        layer.decode(cache, TestData.gaussian(3, c.hiddenSize()), AttentionPath.ABSORBED);
+        assertThrows(MlaException.class, () -> CacheFiles.export(cache, 0, seq));
+        assertArrayEquals(first, Files.readAllBytes(seq));
+        CacheFiles.export(cache, 0, seq, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        LatentCache back = layer.newCache(1, 16, CacheDtype.F32);
+        CacheFiles.importInto(back, 0, seq);
+        assertEquals(4, back.length(0), "replaced with the four-token sequence");
+        m = assertThrows(MlaException.class, () -> CacheFiles.export(cache, 0, dir.resolve("x"), java.nio.file.StandardCopyOption.ATOMIC_MOVE)).getMessage();
+        assertTrue(m.contains("ATOMIC_MOVE"), m);
+        assertTrue(Files.notExists(dir.resolve("x")));
+    }
+
     @Test
     void refusesAnotherConfigDtypeOrAFileThatDoesNotFit() throws Exception {
         MlaConfig c = TestData.small();
