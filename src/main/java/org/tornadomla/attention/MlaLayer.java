@@ -63,7 +63,8 @@ import java.util.Objects;
  * non-empty cache. One graph is built per shape (batch, T, cache, options) and reused, so every decode
  * step of a sequence runs the same graph; the cache keeps its graphs, and a cache the program drops is
  * collected with them (the layer does not hold it). A layer runs one step at a time: steps from several threads (and
- * {@link #close()}) wait for each other; the caches they use must not be changed meanwhile by other code.
+ * {@link #close()}) wait for each other, and a step holds its cache's lock, so that steps of several layers on one
+ * cache, and the cache's own methods from other threads, wait for each other too.
  *
  * <p>The weights may be held as f32, bf16 or DeepSeek's block-scaled FP8 ({@link MlaWeights#dtype()}): each
  * {@link Weight} adds its own tasks with the kernels of its form, so the dataflow below is the same for all.
@@ -317,46 +318,48 @@ public final class MlaLayer implements AutoCloseable {
     /** One forward step: checks, blocks from the pool, the graph of its row capacity, the kernels, commit. */
     private void run(LatentCache cache, int[] seqIds, int[] queryLens, float[] x, AttentionOptions opt, float[] y, int rows, boolean uniform) {
         CacheStorage storage = CacheStorage.of(cache);
-        int total = (int) totalTokens(seqIds, queryLens);
-        if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
-        long expected = (long) total * c.hiddenSize();
-        if (x.length != expected) {
-            String shape = uniform ? MlaException.shape(cache.maxSequences(), total / cache.maxSequences(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
-            throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
-        }
-        if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
-        checkGeometry(cache);
-        int[] first = new int[seqIds.length];
-        long maxPos = 0;
-        for (int i = 0; i < seqIds.length; i++) {
-            storage.checkSequence(seqIds[i]);
-            first[i] = cache.length(seqIds[i]);
-            maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);
-        }
-        CacheStorage.Appends appends = storage.prepare(seqIds, queryLens);      // room and blocks: refused here, nothing changed
-        if (maxPos > c.maxPositionEmbeddings()) {
-            throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
-        }
-        for (int i = 0; i < x.length; i++) {
-            if (!Float.isFinite(x[i])) {
-                int row = i / c.hiddenSize();
-                String at = uniform ? row / (total / cache.maxSequences()) + ", " + row % (total / cache.maxSequences()) : Integer.toString(row);
-                throw new MlaException("input x holds " + x[i] + " at [" + at + ", " + i % c.hiddenSize() + "]; expected finite numbers");
+        synchronized (storage) {           // the cache's own lock: another layer's step or a cache call from another thread waits
+            int total = (int) totalTokens(seqIds, queryLens);
+            if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
+            long expected = (long) total * c.hiddenSize();
+            if (x.length != expected) {
+                String shape = uniform ? MlaException.shape(cache.maxSequences(), total / cache.maxSequences(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
+                throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
             }
+            if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);
+            checkGeometry(cache);
+            int[] first = new int[seqIds.length];
+            long maxPos = 0;
+            for (int i = 0; i < seqIds.length; i++) {
+                storage.checkSequence(seqIds[i]);
+                first[i] = cache.length(seqIds[i]);
+                maxPos = Math.max(maxPos, (long) first[i] + queryLens[i]);
+            }
+            CacheStorage.Appends appends = storage.prepare(seqIds, queryLens);      // room and blocks: refused here, nothing changed
+            if (maxPos > c.maxPositionEmbeddings()) {
+                throw new MlaException("position " + (maxPos - 1) + " is past max_position_embeddings " + c.maxPositionEmbeddings());
+            }
+            for (int i = 0; i < x.length; i++) {
+                if (!Float.isFinite(x[i])) {
+                    int row = i / c.hiddenSize();
+                    String at = uniform ? row / (total / cache.maxSequences()) + ", " + row % (total / cache.maxSequences()) : Integer.toString(row);
+                    throw new MlaException("input x holds " + x[i] + " at [" + at + ", " + i % c.hiddenSize() + "]; expected finite numbers");
+                }
+            }
+            Step step = step(new Shape(cache, rows, opt));
+            System.arraycopy(x, 0, step.x, 0, x.length);
+            java.util.Arrays.fill(step.x, x.length, step.x.length, 0f);          // padding rows
+            storage.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
+            storage.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
+            executor.execute(step.graph);
+            requireFinite(step, total, x);          // before the commit: an overflow leaves the cache as it was
+            System.arraycopy(step.y, 0, y, 0, y.length);
+            storage.commit(appends);
+            ranStep = true;
+            lastSelected = step.selected;
+            lastRows = total;
+            lastPerRow = step.selected == null ? 0 : step.selected.length / (step.x.length / c.hiddenSize());
         }
-        Step step = step(new Shape(cache, rows, opt));
-        System.arraycopy(x, 0, step.x, 0, x.length);
-        java.util.Arrays.fill(step.x, x.length, step.x.length, 0f);          // padding rows
-        storage.describe(step.attnMeta, rows, seqIds, first, queryLens, appends);
-        storage.bind(identity());                 // a cache without an identity belongs to the first layer that fills it
-        executor.execute(step.graph);
-        requireFinite(step, total, x);          // before the commit: an overflow leaves the cache as it was
-        System.arraycopy(step.y, 0, y, 0, y.length);
-        storage.commit(appends);
-        ranStep = true;
-        lastSelected = step.selected;
-        lastRows = total;
-        lastPerRow = step.selected == null ? 0 : step.selected.length / (step.x.length / c.hiddenSize());
     }
 
     /**

@@ -67,49 +67,51 @@ public final class CacheFiles {
     public static void export(LatentCache cache, int b, Path file, StandardCopyOption... options) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(file, "file");
-        CacheIdentity id = cache.identity();
-        if (id == null) {
-            throw new MlaException("cache export: the cache belongs to no layer yet (no layer made or filled it), so a file could not say which "
-                    + "model and layer it is for: make the cache with MlaLayer.newCache, or bind it to the layer's identity");
-        }
-        MlaConfig config = id.config();
-        int n = cache.length(b);
-        if (cache.isOffloaded(b)) throw new MlaException("cache export: sequence " + b + " is offloaded to the host: restore it first");
-        boolean replace = false;
-        for (StandardCopyOption o : Objects.requireNonNull(options, "options")) {
-            if (o != StandardCopyOption.REPLACE_EXISTING) {
-                throw new MlaException("cache export: the only option is StandardCopyOption.REPLACE_EXISTING, found " + o);
+        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache): one call at a time per cache
+            CacheIdentity id = cache.identity();
+            if (id == null) {
+                throw new MlaException("cache export: the cache belongs to no layer yet (no layer made or filled it), so a file could not say which "
+                        + "model and layer it is for: make the cache with MlaLayer.newCache, or bind it to the layer's identity");
             }
-            replace = true;
-        }
-        if (!replace && (Files.exists(file) || Files.isSymbolicLink(file))) {
-            throw new MlaException("cache export: " + file + " exists and was left as it is; expected a new path "
-                    + "(or pass StandardCopyOption.REPLACE_EXISTING to replace it)");
-        }
-        SafeTensorsWriter w = new SafeTensorsWriter().checksums()
-                .metadata("format", FORMAT)
-                .metadata("config", config.toJson())
-                .metadata("config_sha256", id.configSha256())
-                .metadata("layer", Integer.toString(id.layer()))
-                .metadata("weights_sha256", id.weightsSha256())
-                .metadata("dtype", cache.dtype().toString())
-                .metadata("length", Integer.toString(n));
-        boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
-        CacheStorage.Quantised q = quantised ? CacheStorage.of(cache).quantised(b) : null;
-        // what an import would refuse is refused here, before anything is written: a file that cannot be read back
-        // would otherwise show its fault only on the importing side
-        for (Tensor t : tensors(cache.dtype(), config)) {
-            long[] shape = {n, t.width};
-            switch (t.name) {
-                case "kv_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.latent(b)));
-                case "pe_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.ropeKey(b)));
-                case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, finite(b, t, q.scales()));
-                case INDEX_CODES -> w.addBytes(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).codes());
-                case INDEX_SCALES -> w.add(t.name, t.dtype, shape, finite(b, t, CacheStorage.of(cache).indexKeys(b).scales()));
-                default -> w.addBytes(t.name, t.dtype, shape, q.values());
+            MlaConfig config = id.config();
+            int n = cache.length(b);
+            if (cache.isOffloaded(b)) throw new MlaException("cache export: sequence " + b + " is offloaded to the host: restore it first");
+            boolean replace = false;
+            for (StandardCopyOption o : Objects.requireNonNull(options, "options")) {
+                if (o != StandardCopyOption.REPLACE_EXISTING) {
+                    throw new MlaException("cache export: the only option is StandardCopyOption.REPLACE_EXISTING, found " + o);
+                }
+                replace = true;
             }
+            if (!replace && (Files.exists(file) || Files.isSymbolicLink(file))) {
+                throw new MlaException("cache export: " + file + " exists and was left as it is; expected a new path "
+                        + "(or pass StandardCopyOption.REPLACE_EXISTING to replace it)");
+            }
+            SafeTensorsWriter w = new SafeTensorsWriter().checksums()
+                    .metadata("format", FORMAT)
+                    .metadata("config", config.toJson())
+                    .metadata("config_sha256", id.configSha256())
+                    .metadata("layer", Integer.toString(id.layer()))
+                    .metadata("weights_sha256", id.weightsSha256())
+                    .metadata("dtype", cache.dtype().toString())
+                    .metadata("length", Integer.toString(n));
+            boolean quantised = cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8;
+            CacheStorage.Quantised q = quantised ? CacheStorage.of(cache).quantised(b) : null;
+            // what an import would refuse is refused here, before anything is written: a file that cannot be read back
+            // would otherwise show its fault only on the importing side
+            for (Tensor t : tensors(cache.dtype(), config)) {
+                long[] shape = {n, t.width};
+                switch (t.name) {
+                    case "kv_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.latent(b)));
+                    case "pe_cache" -> w.add(t.name, t.dtype, shape, finite(b, t, cache.ropeKey(b)));
+                    case "kv_cache_scales" -> w.add(t.name, t.dtype, shape, finite(b, t, q.scales()));
+                    case INDEX_CODES -> w.addBytes(t.name, t.dtype, shape, CacheStorage.of(cache).indexKeys(b).codes());
+                    case INDEX_SCALES -> w.add(t.name, t.dtype, shape, finite(b, t, CacheStorage.of(cache).indexKeys(b).scales()));
+                    default -> w.addBytes(t.name, t.dtype, shape, q.values());
+                }
+            }
+            w.write(file);
         }
-        w.write(file);
     }
 
     /** {@code v}, refused for export where it holds NaN or ±∞ (naming the tensor, token and column). */
@@ -163,95 +165,97 @@ public final class CacheFiles {
     public static void importInto(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(cache, "cache");
-        CacheStorage.of(cache).checkSequence(b);
-        try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
-            Map<String, String> meta = f.metadata();
-            String format = meta.get("format");
-            if (FORMAT_1.equals(format)) {
-                throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
-            }
-            if (FORMAT_2.equals(format)) {
-                throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
-                        + "export it again with this version");
-            }
-            if (!FORMAT.equals(format)) {
-                throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
-            }
-            CacheIdentity fileId = identity(file, meta);
-            MlaConfig config = fileId.config();
-            if (config.sparse() != cache.sparse()) {
-                throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
-                        : "a dense cache's file, the target cache is sparse (it also needs the indexer's keys, which the file does not hold)"));
-            }
-            if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
-                throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
-                        + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
-            }
-            if (cache.identity() != null) {
-                CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
-            }
-            if (!cache.dtype().toString().equals(meta.get("dtype"))) {
-                throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
-            }
-            String len = meta.get("length");
-            if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
-                throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
-            }
-            int n = Integer.parseInt(len);
-            if (n > cache.capacity()) {
-                throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
-            }
-            List<Tensor> expected = tensors(cache.dtype(), config);
-            Set<String> names = new HashSet<>(f.names());
-            for (Tensor t : expected) {
-                TensorInfo info = f.info(t.name);
-                if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
-                if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
-                info.requireShape(n, t.width);
-                verifyChecksum(f, file, t.name, meta);
-                names.remove(t.name);
-            }
-            if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
-            Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
-            for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
-            for (String key : meta.keySet()) {
-                if (!keys.contains(key)) {
-                    throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
-                            + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
+        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache): one call at a time per cache
+            CacheStorage.of(cache).checkSequence(b);
+            try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
+                Map<String, String> meta = f.metadata();
+                String format = meta.get("format");
+                if (FORMAT_1.equals(format)) {
+                    throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
                 }
-            }
+                if (FORMAT_2.equals(format)) {
+                    throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
+                            + "export it again with this version");
+                }
+                if (!FORMAT.equals(format)) {
+                    throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
+                }
+                CacheIdentity fileId = identity(file, meta);
+                MlaConfig config = fileId.config();
+                if (config.sparse() != cache.sparse()) {
+                    throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
+                            : "a dense cache's file, the target cache is sparse (it also needs the indexer's keys, which the file does not hold)"));
+                }
+                if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
+                    throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
+                            + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
+                }
+                if (cache.identity() != null) {
+                    CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
+                }
+                if (!cache.dtype().toString().equals(meta.get("dtype"))) {
+                    throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
+                }
+                String len = meta.get("length");
+                if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
+                    throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
+                }
+                int n = Integer.parseInt(len);
+                if (n > cache.capacity()) {
+                    throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
+                }
+                List<Tensor> expected = tensors(cache.dtype(), config);
+                Set<String> names = new HashSet<>(f.names());
+                for (Tensor t : expected) {
+                    TensorInfo info = f.info(t.name);
+                    if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
+                    if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
+                    info.requireShape(n, t.width);
+                    verifyChecksum(f, file, t.name, meta);
+                    names.remove(t.name);
+                }
+                if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
+                Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
+                for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
+                for (String key : meta.keySet()) {
+                    if (!keys.contains(key)) {
+                        throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
+                                + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
+                    }
+                }
 
-            if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
-                boolean fp8 = cache.dtype() == CacheDtype.FP8;
-                String vn = expected.get(0).name;
-                byte[] values = f.readBytes(vn, expected.get(0).dtype);
-                if (fp8) {
-                    for (int i = 0; i < values.length; i++) {
-                        if ((values[i] & 0x7F) == 0x7F) throw new MlaException(file + ": tensor " + vn + " holds the e4m3 NaN code 0x"
-                                + HexFormat.of().toHexDigits(values[i]) + " at " + at(i, expected.get(0).width));
+                if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
+                    boolean fp8 = cache.dtype() == CacheDtype.FP8;
+                    String vn = expected.get(0).name;
+                    byte[] values = f.readBytes(vn, expected.get(0).dtype);
+                    if (fp8) {
+                        for (int i = 0; i < values.length; i++) {
+                            if ((values[i] & 0x7F) == 0x7F) throw new MlaException(file + ": tensor " + vn + " holds the e4m3 NaN code 0x"
+                                    + HexFormat.of().toHexDigits(values[i]) + " at " + at(i, expected.get(0).width));
+                        }
                     }
-                }
-                float[] scales = f.readFloats("kv_cache_scales");
-                for (int i = 0; i < scales.length; i++) {
-                    if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
-                        throw new MlaException(file + ": tensor kv_cache_scales holds " + scales[i] + " at " + at(i, expected.get(1).width)
-                                + "; scales must be finite and >= 0");
+                    float[] scales = f.readFloats("kv_cache_scales");
+                    for (int i = 0; i < scales.length; i++) {
+                        if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
+                            throw new MlaException(file + ": tensor kv_cache_scales holds " + scales[i] + " at " + at(i, expected.get(1).width)
+                                    + "; scales must be finite and >= 0");
+                        }
                     }
+                    float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
+                    byte[][] codes = new byte[1][];
+                    float[][] indexScales = new float[1][];
+                    if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
+                    CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
+                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                } else {
+                    byte[][] codes = new byte[1][];
+                    float[][] indexScales = new float[1][];
+                    if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
+                    CacheStorage.of(cache).write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
+                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
                 }
-                float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
-                byte[][] codes = new byte[1][];
-                float[][] indexScales = new float[1][];
-                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
-                CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
-                if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
-            } else {
-                byte[][] codes = new byte[1][];
-                float[][] indexScales = new float[1][];
-                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
-                CacheStorage.of(cache).write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
-                if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                CacheStorage.of(cache).bind(fileId);                          // a cache without an identity takes the file's
             }
-            CacheStorage.of(cache).bind(fileId);                          // a cache without an identity takes the file's
         }
     }
 

@@ -26,8 +26,11 @@ import java.util.Objects;
  * The layer's forward calls append tokens; {@link #write} replaces a sequence's content from the host. The cache
  * belongs to one layer ({@link #identity()}): a layer of another model, layer index or weights refuses it.
  *
- * <p>Every method that reads the cache gives a copy; nothing here hands out its storage. Not thread-safe: one
- * thread at a time, as one layer's forward calls are.
+ * <p>Every method that reads the cache gives a copy; nothing here hands out its storage. A cache may be shared by
+ * threads: each of its methods, each layer step on it ({@code MlaLayer.forward} and the rest, whichever layer runs
+ * it), each {@code CacheFiles} export or import and each store read or append runs whole, one at a time per cache.
+ * What a program does between two calls is its own to order: a sequence freed by one thread while another is
+ * about to step it is refused in that step, as any absent sequence is.
  */
 public final class LatentCache {
     /** Tokens per block of a paged cache unless chosen: FlashMLA's page size. */
@@ -91,7 +94,9 @@ public final class LatentCache {
 
     /** Blocks not used by any sequence. */
     public int freeBlocks() {
-        return storage.freeBlocks();
+        synchronized (storage) {
+            return storage.freeBlocks();
+        }
     }
 
     /** Whether this cache is paged (sequences join and leave) rather than contiguous. */
@@ -141,7 +146,9 @@ public final class LatentCache {
      * whose file or store blocks were imported into it first; null until then.
      */
     public CacheIdentity identity() {
-        return storage.identity();
+        synchronized (storage) {
+            return storage.identity();
+        }
     }
 
     /**
@@ -150,28 +157,36 @@ public final class LatentCache {
      * another identity already or the identity's config has another kv_lora_rank or qk_rope_head_dim.
      */
     public void bind(CacheIdentity id) {
-        storage.bind(id);
+        synchronized (storage) {
+            storage.bind(id);
+        }
     }
 
     // ---------------------------------------------------------------- sequences
 
     /** Tokens held by sequence b; refused unless b is present. */
     public int length(int b) {
-        return storage.length(b);
+        synchronized (storage) {
+            return storage.length(b);
+        }
     }
 
     /** Whether sequence id b is present (always, in a contiguous cache, unless freed). */
     public boolean contains(int b) {
-        return storage.contains(b);
+        synchronized (storage) {
+            return storage.contains(b);
+        }
     }
 
     /** The ids of the sequences present, ascending (a new array). */
     public int[] sequences() {
-        int n = 0;
-        for (int b = 0; b < maxSequences(); b++) n += contains(b) ? 1 : 0;
-        int[] ids = new int[n];
-        for (int b = 0, i = 0; b < maxSequences(); b++) if (contains(b)) ids[i++] = b;
-        return ids;
+        synchronized (storage) {
+            int n = 0;
+            for (int b = 0; b < maxSequences(); b++) n += contains(b) ? 1 : 0;
+            int[] ids = new int[n];
+            for (int b = 0, i = 0; b < maxSequences(); b++) if (contains(b)) ids[i++] = b;
+            return ids;
+        }
     }
 
     /**
@@ -179,27 +194,37 @@ public final class LatentCache {
      * free pool (less a block where a shared partial block must be copied first).
      */
     public int room(int b) {
-        return storage.room(b);
+        synchronized (storage) {
+            return storage.room(b);
+        }
     }
 
     /** Sequence b's block table: the blocks holding its positions 0 … length − 1, in order (a copy). */
     public int[] blockTable(int b) {
-        return storage.blockTable(b);
+        synchronized (storage) {
+            return storage.blockTable(b);
+        }
     }
 
     /** How many sequences use {@code block} (0: free); refused outside 0 … numBlocks − 1. */
     public int refCount(int block) {
-        return storage.refCount(block);
+        synchronized (storage) {
+            return storage.refCount(block);
+        }
     }
 
     /** Adds an empty sequence and returns its id (the lowest free one); refused when all are in use. No block is taken until it grows. */
     public int addSequence() {
-        return storage.addSequence();
+        synchronized (storage) {
+            return storage.addSequence();
+        }
     }
 
     /** Removes sequence b; blocks no other sequence uses return to the pool. */
     public void free(int b) {
-        storage.free(b);
+        synchronized (storage) {
+            storage.free(b);
+        }
     }
 
     /**
@@ -207,7 +232,9 @@ public final class LatentCache {
      * (reference counts, no copy); the partial last block is copied when either writes into it. Returns the new id.
      */
     public int fork(int b) {
-        return storage.fork(b);
+        synchronized (storage) {
+            return storage.fork(b);
+        }
     }
 
     /**
@@ -215,17 +242,23 @@ public final class LatentCache {
      * are released. A length at or above the sequence's changes nothing.
      */
     public void truncate(int b, int length) {
-        storage.truncate(b, length);
+        synchronized (storage) {
+            storage.truncate(b, length);
+        }
     }
 
     /** Keeps the first {@code length} tokens of every present sequence. */
     public void truncate(int length) {
-        storage.truncate(length);
+        synchronized (storage) {
+            storage.truncate(length);
+        }
     }
 
     /** Forgets every token (sequences stay; their blocks return to the pool, storage is reused). */
     public void clear() {
-        storage.clear();
+        synchronized (storage) {
+            storage.clear();
+        }
     }
 
     // ---------------------------------------------------------------- the host tier
@@ -240,7 +273,9 @@ public final class LatentCache {
      * absent sequence, or one offloaded already.
      */
     public void offload(int b) {
-        storage.offload(b);
+        synchronized (storage) {
+            storage.offload(b);
+        }
     }
 
     /**
@@ -249,17 +284,23 @@ public final class LatentCache {
      * in one line, with nothing changed, when the pool has too few free blocks or b is not offloaded.
      */
     public void restore(int b) {
-        storage.restore(b);
+        synchronized (storage) {
+            storage.restore(b);
+        }
     }
 
     /** Whether sequence b is offloaded to host memory ({@link #offload}); refused unless b is present. */
     public boolean isOffloaded(int b) {
-        return storage.offloaded(b);
+        synchronized (storage) {
+            return storage.offloaded(b);
+        }
     }
 
     /** Bytes of rows that offloaded sequences hold in host memory (the slots their tokens use, of the blocks they moved). */
     public long hostBytes() {
-        return storage.hostBytes();
+        synchronized (storage) {
+            return storage.hostBytes();
+        }
     }
 
     // ---------------------------------------------------------------- contents
@@ -271,25 +312,33 @@ public final class LatentCache {
      * indexer's keys, which a layer's steps compute (or a cache file carries).
      */
     public void write(int b, float[] latent, float[] ropeKey) {
-        if (storage.sparse()) {
-            throw new MlaException("cache write: a sparse cache also holds the indexer's key of every token, which a latent and a "
-                    + "rope key alone do not give; fill it with the layer's steps (prefill) or CacheFiles.importInto");
+        synchronized (storage) {
+            if (storage.sparse()) {
+                throw new MlaException("cache write: a sparse cache also holds the indexer's key of every token, which a latent and a "
+                        + "rope key alone do not give; fill it with the layer's steps (prefill) or CacheFiles.importInto");
+            }
+            storage.write(b, latent, ropeKey);
         }
-        storage.write(b, latent, ropeKey);
     }
 
     /** Sequence b's latents as f32, [length(b), kv_lora_rank] (decoded from the dtype; a copy). */
     public float[] latent(int b) {
-        return storage.latent(b);
+        synchronized (storage) {
+            return storage.latent(b);
+        }
     }
 
     /** Sequence b's roped keys as f32, [length(b), qk_rope_head_dim], interleaved rope order (a copy). */
     public float[] ropeKey(int b) {
-        return storage.ropeKey(b);
+        synchronized (storage) {
+            return storage.ropeKey(b);
+        }
     }
 
     @Override
     public String toString() {
-        return storage.toString();
+        synchronized (storage) {
+            return storage.toString();
+        }
     }
 }

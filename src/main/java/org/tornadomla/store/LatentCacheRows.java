@@ -86,52 +86,56 @@ public final class LatentCacheRows implements BlockRows {
 
     @Override
     public LatentRows read(int seq, int from, int count) {
-        int n = cache.length(seq);
-        if (from < 0 || count < 0 || (long) from + count > n) {
-            throw new MlaException("cache read: rows [" + from + ", " + ((long) from + count) + ") of sequence " + seq + ", which holds " + n + " tokens");
+        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache)
+            int n = cache.length(seq);
+            if (from < 0 || count < 0 || (long) from + count > n) {
+                throw new MlaException("cache read: rows [" + from + ", " + ((long) from + count) + ") of sequence " + seq + ", which holds " + n + " tokens");
+            }
+            int di = indexDim(), rb = LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di);
+            byte[] out = new byte[Math.multiplyExact(count, rb)];
+            CacheStorage s = CacheStorage.of(cache);
+            float[] f = s.floats();
+            short[] h = s.halves();
+            byte[] b = s.bytes();
+            for (int t = 0; t < count; t++) {
+                int slot = s.slot(seq, from + t);
+                copyOut(f, h, b, slot, out, t * rb);
+                if (di > 0) copyIndexOut(s, slot, out, t * rb + LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim()));
+            }
+            return new LatentRows(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di, count, out);
         }
-        int di = indexDim(), rb = LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di);
-        byte[] out = new byte[Math.multiplyExact(count, rb)];
-        CacheStorage s = CacheStorage.of(cache);
-        float[] f = s.floats();
-        short[] h = s.halves();
-        byte[] b = s.bytes();
-        for (int t = 0; t < count; t++) {
-            int slot = s.slot(seq, from + t);
-            copyOut(f, h, b, slot, out, t * rb);
-            if (di > 0) copyIndexOut(s, slot, out, t * rb + LatentRows.rowBytes(cache.dtype(), cache.kvLoraRank(), cache.ropeDim()));
-        }
-        return new LatentRows(cache.dtype(), cache.kvLoraRank(), cache.ropeDim(), di, count, out);
     }
 
     @Override
     public void append(int seq, LatentRows rows) {
         Objects.requireNonNull(rows, "rows");
-        CacheStorage.of(cache).checkSequence(seq);
-        if (rows.dtype() != cache.dtype() || rows.kvLoraRank() != cache.kvLoraRank() || rows.ropeDim() != cache.ropeDim() || rows.indexDim() != indexDim()) {
-            throw new MlaException("cache append: expected " + cache.dtype() + " rows of " + LatentRows.geometry(cache.kvLoraRank(), cache.ropeDim(), indexDim())
-                    + (indexDim() > 0 ? " (a sparse cache: each row also holds the indexer's key)" : "") + ", found " + rows);
+        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache)
+            CacheStorage.of(cache).checkSequence(seq);
+            if (rows.dtype() != cache.dtype() || rows.kvLoraRank() != cache.kvLoraRank() || rows.ropeDim() != cache.ropeDim() || rows.indexDim() != indexDim()) {
+                throw new MlaException("cache append: expected " + cache.dtype() + " rows of " + LatentRows.geometry(cache.kvLoraRank(), cache.ropeDim(), indexDim())
+                        + (indexDim() > 0 ? " (a sparse cache: each row also holds the indexer's key)" : "") + ", found " + rows);
+            }
+            int len = cache.length(seq), room = room(seq);
+            if (rows.count() > room) {
+                throw new MlaException("latent cache full: sequence " + seq + " holds " + len + " tokens and has room for " + room
+                        + " more (capacity " + cache.capacity() + " per sequence, " + cache.freeBlocks() + " free blocks of " + cache.blockSize()
+                        + "), append of " + rows.count());
+            }
+            rows.check("cache append");
+            if (rows.count() == 0) return;
+            float[] f = CacheStorage.of(cache).floats();
+            short[] h = CacheStorage.of(cache).halves();
+            byte[] b = CacheStorage.of(cache).bytes();
+            CacheStorage.Appends step = CacheStorage.of(cache).prepare(new int[] {seq}, new int[] {rows.count()});
+            // a partial last block shared by a fork gets a private copy: its rows are carried over by hand (the
+            // layer's graphs do this in their cache_copy task)
+            int from = step.copies() > 0 ? len - len % cache.blockSize() : len;
+            LatentRows carried = read(seq, from, len - from);
+            CacheStorage.of(cache).commit(step);
+            int rb = rows.rowBytes();
+            for (int t = 0; t < carried.count(); t++) copyRowIn(carried.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, from + t));
+            for (int t = 0; t < rows.count(); t++) copyRowIn(rows.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, len + t));
         }
-        int len = cache.length(seq), room = room(seq);
-        if (rows.count() > room) {
-            throw new MlaException("latent cache full: sequence " + seq + " holds " + len + " tokens and has room for " + room
-                    + " more (capacity " + cache.capacity() + " per sequence, " + cache.freeBlocks() + " free blocks of " + cache.blockSize()
-                    + "), append of " + rows.count());
-        }
-        rows.check("cache append");
-        if (rows.count() == 0) return;
-        float[] f = CacheStorage.of(cache).floats();
-        short[] h = CacheStorage.of(cache).halves();
-        byte[] b = CacheStorage.of(cache).bytes();
-        CacheStorage.Appends step = CacheStorage.of(cache).prepare(new int[] {seq}, new int[] {rows.count()});
-        // a partial last block shared by a fork gets a private copy: its rows are carried over by hand (the
-        // layer's graphs do this in their cache_copy task)
-        int from = step.copies() > 0 ? len - len % cache.blockSize() : len;
-        LatentRows carried = read(seq, from, len - from);
-        CacheStorage.of(cache).commit(step);
-        int rb = rows.rowBytes();
-        for (int t = 0; t < carried.count(); t++) copyRowIn(carried.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, from + t));
-        for (int t = 0; t < rows.count(); t++) copyRowIn(rows.shared(), t * rb, f, h, b, CacheStorage.of(cache).slot(seq, len + t));
     }
 
     /** A packed row, its indexer key included, into one slot's storage. */
