@@ -143,9 +143,10 @@ public final class DataParallelLayers implements AutoCloseable {
         int used = 0;
         for (int c : count) used += c > 0 ? 1 : 0;
         int[] active = new int[used];
-        int[][] local = new int[nDev][], lens = new int[nDev][], rowAt = new int[nDev][];
+        int[][] local = new int[nDev][], lens = new int[nDev][], rowAt = new int[nDev][], global = new int[nDev][];
         for (int d = 0, k = 0; d < nDev; d++) {
             local[d] = new int[count[d]];
+            global[d] = new int[count[d]];
             lens[d] = new int[count[d]];
             rowAt[d] = new int[count[d]];
             if (count[d] > 0) active[k++] = d;
@@ -154,6 +155,7 @@ public final class DataParallelLayers implements AutoCloseable {
         for (int i = 0, row = 0; i < seqIds.length; row += queryLens[i], i++) {
             int d = cache.deviceOf(seqIds[i]), j = fill[d]++;
             local[d][j] = cache.localId(seqIds[i]);
+            global[d][j] = seqIds[i];
             lens[d][j] = queryLens[i];
             rowAt[d][j] = row;
             before[i] = cache.contains(seqIds[i]) ? cache.length(seqIds[i]) : -1;
@@ -169,7 +171,13 @@ public final class DataParallelLayers implements AutoCloseable {
                     for (int j = 0, at = 0; j < local[d].length; at += lens[d][j], j++) {
                         System.arraycopy(x, rowAt[d][j] * hidden, xd, at * hidden, lens[d][j] * hidden);
                     }
-                    return replicas.get(d).forward(cache.cache(d), xd, local[d], lens[d], opt);
+                    try {
+                        return replicas.get(d).forward(cache.cache(d), xd, local[d], lens[d], opt);
+                    } catch (MlaException e) {
+                        // the replica speaks of its own cache's ids: say which device and which of the caller's sequences
+                        throw new MlaException("device " + d + " (" + devices.executor(d).device() + "), sequences "
+                                + java.util.Arrays.toString(global[d]) + " (there " + java.util.Arrays.toString(local[d]) + "): " + e.getMessage(), e);
+                    }
                 });
             } catch (RuntimeException | Error e) {
                 for (int i = 0; i < seqIds.length; i++) {

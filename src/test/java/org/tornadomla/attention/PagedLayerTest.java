@@ -258,7 +258,7 @@ public class PagedLayerTest {
         String before = state(cache);
         MlaException e = assertThrows(MlaException.class,
                 () -> REF.forward(cache, TestData.gaussian(10, 7 * D), new int[] {a, b}, new int[] {1, 6}, opt));
-        assertEquals("latent cache pool exhausted: the step needs 2 more blocks of 4 tokens, 1 of 3 are free "
+        assertEquals("latent cache pool exhausted: the step needs 2 more blocks of 4 tokens (sequence " + b + ": 2), 1 of 3 is free "
                 + "(free or truncate sequences, or make a larger pool)", e.getMessage());
         assertEquals(before, state(cache));
         assertEquals(0, cache.length(b));
@@ -267,7 +267,7 @@ public class PagedLayerTest {
         int f = cache.fork(b);
         String full = state(cache);
         MlaException cow = assertThrows(MlaException.class, () -> REF.forward(cache, TestData.gaussian(12, D), new int[] {f}, new int[] {1}, opt));
-        assertTrue(cow.getMessage().startsWith("latent cache pool exhausted: the step needs 1 more blocks"), cow.getMessage());
+        assertTrue(cow.getMessage().startsWith("latent cache pool exhausted: the step needs 1 more block of 4 tokens (sequence " + f + ": 1), 0 of 3 are free"), cow.getMessage());
         assertEquals(full, state(cache));
         // past a sequence's own capacity (16 tokens): the same one-line refusal as a contiguous cache's
         MlaException cap = assertThrows(MlaException.class, () -> REF.forward(cache, TestData.gaussian(13, 11 * D), new int[] {a}, new int[] {11}, opt));

@@ -222,7 +222,7 @@ class OffloadTest {
             layer.forward(c, TestData.gaussian(3, 16 * d), new int[] {b}, new int[] {16}, opt);
             assertEquals(1, c.freeBlocks());
             int[] tb = c.blockTable(b);
-            oneLine(() -> c.restore(a), "cannot restore sequence " + a + ": it needs 2 blocks of 4 tokens, 1 of 6 are free");
+            oneLine(() -> c.restore(a), "cannot restore sequence " + a + ": it needs 2 blocks of 4 tokens, 1 of 6 is free");
             assertTrue(c.isOffloaded(a), "a refused restore changes nothing");
             assertEquals(1, c.freeBlocks());
             assertArrayEquals(tb, c.blockTable(b));

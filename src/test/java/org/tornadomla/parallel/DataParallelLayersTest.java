@@ -182,7 +182,10 @@ class DataParallelLayersTest {
             oneLine(assertThrows(MlaException.class, () -> a.forward(c, new float[2 * d], 1, AttentionPath.ABSORBED)), "a step with one token count for all runs every sequence slot");
             // a device refuses (sequence t's device has no room for 9 tokens): nothing changes on either device
             float[] x = TestData.gaussian(7, 10 * d);
-            oneLine(assertThrows(MlaException.class, () -> a.forward(c, x, new int[] {s, t}, new int[] {1, 9}, AttentionPath.ABSORBED)), "");
+            MlaException full = assertThrows(MlaException.class, () -> a.forward(c, x, new int[] {s, t}, new int[] {1, 9}, AttentionPath.ABSORBED));
+            // named by the caller's id and the device, not only by the id within that device's cache
+            oneLine(full, "device " + c.deviceOf(t) + " (");
+            assertTrue(full.getMessage().contains("sequences [" + t + "] (there [" + c.localId(t) + "]): latent cache full"), full.getMessage());
             assertEquals(0, c.length(s));
             assertEquals(0, c.length(t));
             c.addSequence();

@@ -498,6 +498,16 @@ public final class CacheStorage implements DeviceResident {
         if (host[b] != null) throw offloaded(b, null);
     }
 
+    /** "1 block", "2 blocks". */
+    private static String blocks(long n) {
+        return n + (n == 1 ? " block" : " blocks");
+    }
+
+    /** " is free" after 1, " are free" after any other count. */
+    private static String areFree(long n) {
+        return n == 1 ? " is free" : " are free";
+    }
+
     private static MlaException offloaded(int b, String what) {
         return new MlaException("sequence " + b + " is offloaded to the host: restore it first" + (what == null ? "" : " (to " + what + ")"));
     }
@@ -585,8 +595,8 @@ public final class CacheStorage implements DeviceResident {
         HostCopy hc = host[b];
         if (hc == null) throw new MlaException("sequence " + b + " is not offloaded: its blocks are on the device");
         if (hc.moved > freeTop) {
-            throw new MlaException("cannot restore sequence " + b + ": it needs " + hc.moved + " blocks of " + blockSize + " tokens, " + freeTop
-                    + " of " + numBlocks + " are free (free, truncate or offload sequences, or make a larger pool); nothing changed");
+            throw new MlaException("cannot restore sequence " + b + ": it needs " + blocks(hc.moved) + " of " + blockSize + " tokens, " + freeTop
+                    + " of " + numBlocks + areFree(freeTop) + " (free, truncate or offload sequences, or make a larger pool); nothing changed");
         }
         toHost();
         Object[] dev = arrays();
@@ -685,15 +695,19 @@ public final class CacheStorage implements DeviceResident {
         // counted as the loop below takes them: once all but one of a shared block's writers have their copy, the
         // last is its only user and writes in place (parallel sampling: a parent and its forks decoding together)
         int[] users = rc.clone();
+        StringBuilder whose = new StringBuilder();
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i], have = owned(t, b), want = Math.max(have, blocksFor((long) len[b] + counts[i]));
             boolean copy = writesShared(t, users, b, len[b], counts[i], have);
             if (copy) users[t[b * maxBlocks + len[b] / blockSize]]--;
-            needed += want - have + (copy ? 1 : 0);
+            int more = want - have + (copy ? 1 : 0);
+            if (more > 0) whose.append(whose.isEmpty() ? "" : ", ").append("sequence ").append(b).append(": ").append(more);
+            needed += more;
         }
         if (needed > top) {
-            throw new MlaException("latent cache pool exhausted: the step needs " + needed + " more blocks of " + blockSize
-                    + " tokens, " + top + " of " + numBlocks + " are free (free or truncate sequences, or make a larger pool)");
+            throw new MlaException("latent cache pool exhausted: the step needs " + needed + (needed == 1 ? " more block of " : " more blocks of ")
+                    + blockSize + " tokens (" + whose + "), " + top + " of " + numBlocks + areFree(top)
+                    + " (free or truncate sequences, or make a larger pool)");
         }
         for (int i = 0; i < seqIds.length; i++) {
             int b = seqIds[i], have = owned(t, b), want = Math.max(have, blocksFor((long) len[b] + counts[i]));
@@ -943,8 +957,8 @@ public final class CacheStorage implements DeviceResident {
         for (int k = 0; k < have; k++) own += refs[tables[b * maxBlocks + k]] == 1 ? 1 : 0;
         if (host[b] != null) for (int block : host[b].held) own += block >= 0 && refs[block] == 1 ? 1 : 0;
         if (blocksFor(n) > freeTop + own) {
-            throw new MlaException("latent cache pool exhausted: a write of " + n + " tokens needs " + blocksFor(n) + " blocks of " + blockSize
-                    + ", " + (freeTop + own) + " are free");
+            throw new MlaException("latent cache pool exhausted: a write of " + n + " tokens needs " + blocks(blocksFor(n)) + " of " + blockSize
+                    + ", " + (freeTop + own) + areFree(freeTop + own));
         }
         dropHostCopy(b);                              // a host write replaces an offloaded sequence's content too
         release(b, 0);
