@@ -256,7 +256,7 @@ public final class MlaLayer implements AutoCloseable {
             if (!cache.contains(b)) {
                 throw new MlaException("a step with one token count for all runs every sequence slot of the cache (0 … " + (cache.maxSequences() - 1)
                         + "), but sequence " + b + " is not in it (freed, or never added): pass the live sequences to "
-                        + "forward(cache, seqIds, queryLens, x, opt)");
+                        + "forward(cache, x, seqIds, queryLens, opt)");
             }
         }
     }

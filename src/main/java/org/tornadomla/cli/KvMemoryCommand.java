@@ -161,8 +161,15 @@ public final class KvMemoryCommand implements Callable<Integer> {
                     data.addValue(perToken, s.name().replaceAll(" \\(.*", "") + (dtypes.size() > 1 ? " " + d : ""), m.name());
                 }
                 if (m.indexerBytes() > 0) {
-                    // DSA: the indexer's FP8 keys travel with the latent, in every layer, whatever the latent's dtype
-                    long perLayer = mla * bytes + m.indexerBytes(), perToken = perLayer * m.layers();
+                    // DSA: the indexer's FP8 keys travel with the latent, in every layer, whatever the latent's dtype; the
+                    // latent as this library caches it (fp8: 656 B with its scales and bf16 rope key), as the host pool below
+                    long latent;
+                    try {
+                        latent = CacheDtype.parse(d).bytesPerToken(m.kvLoraRank(), m.ropeDim());
+                    } catch (MlaException e) {
+                        latent = mla * bytes;                           // f16: no cache dtype of this library
+                    }
+                    long perLayer = latent + m.indexerBytes(), perToken = perLayer * m.layers();
                     double request = (double) perToken * context;
                     out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA + DSA indexer keys (" + m.indexerBytes() + " B)", d, "",
                             perLayer, perToken, KvMemory.human(request), KvMemory.human(request * batch));

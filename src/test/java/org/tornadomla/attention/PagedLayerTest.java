@@ -239,7 +239,7 @@ public class PagedLayerTest {
         for (int rows : new int[] {2, 4}) {
             MlaException slots = assertThrows(MlaException.class, () -> REF.decode(cache, new float[rows * d], AttentionPath.TILED));
             assertTrue(slots.getMessage().contains("every sequence slot of the cache (0 … 3), but sequence 2 is not in it")
-                    && slots.getMessage().contains("forward(cache, seqIds, queryLens, x, opt)"), slots.getMessage());
+                    && slots.getMessage().contains("forward(cache, x, seqIds, queryLens, opt)"), slots.getMessage());
         }
         assertEquals(0, cache.length(0));
         // every slot in use: a wrong length names the shape a uniform step expects
