@@ -67,7 +67,9 @@ class TimingTest {
         // a fixed 1.5 s warm-up would time runs of 0.92 … 0.63 ms
         long first = System.nanoTime();
         Timing t = Timing.measure(() -> spin(Math.max(0.2, 2 - 0.72 * (System.nanoTime() - first) / 1e9)), 400, 2);
-        assertTrue(t.meanMs() < 0.4, "mean " + t.meanMs() + " ms: the warm-up stopped while the runs were still getting faster");
+        // 0.55: below the 0.63 of a fixed warm-up's best case, above what a host busy with other JVMs adds to the 0.2
+        // ms spins (0.41 measured with two more JVMs on two cores)
+        assertTrue(t.meanMs() < 0.55, "mean " + t.meanMs() + " ms: the warm-up stopped while the runs were still getting faster");
     }
 
     @Test
