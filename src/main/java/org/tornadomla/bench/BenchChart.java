@@ -45,10 +45,10 @@ public final class BenchChart {
         shapes.setCategoryLabelPositions(CategoryLabelPositions.UP_45);
         shapes.setTickLabelFont(Charts.SMALL);
         CombinedDomainCategoryPlot plot = new CombinedDomainCategoryPlot(shapes);
-        CategoryPlot top = subplot(ms, "ms per step", "#,##0.###", Double.NaN, null);
+        CategoryPlot top = subplot(ms, "ms per step", "#,##0.###", Double.NaN, null, null);
         plot.add(top, 1);
-        plot.add(subplot(flops, "GFLOP/s", "#,##0.###", gflopLimit, gflopName), 1);
-        plot.add(subplot(bytes, "GB/s of latent read", "#,##0.###", gbLimit, gbName), 1);
+        plot.add(subplot(flops, "GFLOP/s", "#,##0.###", gflopLimit, gflopName, "GFLOP/s"), 1);
+        plot.add(subplot(bytes, "GB/s of latent read", "#,##0.###", gbLimit, gbName, "GB/s"), 1);
         plot.setFixedLegendItems(top.getLegendItems());       // one legend: the backends, same colours in every panel
         JFreeChart chart = Charts.chart(title, "one decode step of the attention core per shape; lower is better above, "
                 + "higher below; dashed lines: measured limits", plot, true);
@@ -56,10 +56,10 @@ public final class BenchChart {
         Charts.writePng(png, List.of(), chart, width, 1050);
     }
 
-    private static CategoryPlot subplot(DefaultCategoryDataset data, String unit, String format, double limit, String limitName) {
+    private static CategoryPlot subplot(DefaultCategoryDataset data, String unit, String format, double limit, String limitName, String limitUnit) {
         LogAxis axis = Charts.logAxis(unit + " (log)", format);
         BarRenderer bars = new BarRenderer();
-        for (int i = 0; i < Charts.PALETTE.length; i++) bars.setSeriesPaint(i, Charts.PALETTE[i]);
+        for (int i = 0; i < data.getRowCount(); i++) bars.setSeriesPaint(i, Charts.colour(data.getRowKey(i).toString()));
         bars.setShadowVisible(false);
         bars.setItemMargin(0.05);
         bars.setBarPainter(new org.jfree.chart.renderer.category.StandardBarPainter());
@@ -80,7 +80,7 @@ public final class BenchChart {
         Charts.decades(axis, min, max);
         if (!Double.isNaN(limit)) {
             ValueMarker m = new ValueMarker(limit, Color.RED, new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-            m.setLabel(String.format("%s %.1f", limitName, limit));
+            m.setLabel(String.format(java.util.Locale.ROOT, "%s %.1f %s", limitName, limit, limitUnit));
             m.setLabelAnchor(RectangleAnchor.TOP_LEFT);
             m.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
             m.setLabelPaint(Color.RED);

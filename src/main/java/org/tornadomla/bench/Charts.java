@@ -27,13 +27,57 @@ public final class Charts {
     /** Series colours (Tableau 10), the same order in every chart. */
     public static final Color[] PALETTE = {new Color(0x4E79A7), new Color(0xF28E2B), new Color(0x59A14F), new Color(0xB07AA1),
             new Color(0x76B7B2), new Color(0xEDC948), new Color(0xFF9DA7), new Color(0x9C755F), new Color(0xE15759), new Color(0xBAB0AC)};
+    /**
+     * The colour of a series named {@code name}: the backends the project measures keep one colour in every chart (by
+     * order of appearance java-fast was blue in one chart and orange in the next); other names take a palette colour
+     * from their own characters, the same in every chart too.
+     */
+    public static Color colour(String name) {
+        String base = name.contains("/") ? name.substring(0, name.indexOf('/')) : name;
+        int k = switch (base) {
+            case "java-fast" -> 0;
+            case "java-reference" -> 1;
+            case "tornado", "tornado-opencl" -> 2;
+            case "tornado-ptx" -> 3;
+            case "tornado-cuda" -> 4;
+            case "libtorch", "pytorch" -> 8;
+            default -> Math.floorMod(name.hashCode(), PALETTE.length);
+        };
+        return PALETTE[k];
+    }
+
     public static final Color PLOT_BACKGROUND = new Color(248, 248, 248);
     public static final Font TITLE = new Font("SansSerif", Font.BOLD, 15), SUBTITLE = new Font("SansSerif", Font.PLAIN, 11),
             SMALL = new Font("SansSerif", Font.PLAIN, 10);
 
-    /** A log-10 axis with one labelled tick per decade (1, 10, 100 …, or 0.01, 0.1 …) and minor ticks between. */
+    /**
+     * A log-10 axis with a labelled tick per decade (1, 10, 100 …, or 0.01, 0.1 …) and minor ticks between; where the
+     * data span at most two decades ({@link #decades}), labels at 2 and 5 of each decade too, so that bars between
+     * two labels can be read.
+     */
     public static LogAxis logAxis(String label, String format) {
-        LogAxis axis = new LogAxis(label);
+        LogAxis axis = new LogAxis(label) {
+            @Override
+            public java.util.List refreshTicks(java.awt.Graphics2D g2, org.jfree.chart.axis.AxisState state,
+                                               java.awt.geom.Rectangle2D dataArea, org.jfree.chart.ui.RectangleEdge edge) {
+                java.util.List ticks = super.refreshTicks(g2, state, dataArea, edge);
+                double lo = getLowerBound(), hi = getUpperBound();
+                if (!(lo > 0) || hi / lo > 100.0001) return ticks;
+                java.util.List<Object> more = new java.util.ArrayList<>(ticks);
+                DecimalFormat f = (DecimalFormat) getNumberFormatOverride();
+                boolean vertical = org.jfree.chart.ui.RectangleEdge.isLeftOrRight(edge);
+                for (double decade = Math.pow(10, Math.floor(Math.log10(lo))); decade < hi; decade *= 10) {
+                    for (double m : new double[] {2, 5}) {
+                        double v = decade * m;
+                        if (v <= lo || v >= hi) continue;
+                        more.add(new org.jfree.chart.axis.NumberTick(org.jfree.chart.axis.TickType.MAJOR, v, f == null ? Double.toString(v) : f.format(v),
+                                vertical ? org.jfree.chart.ui.TextAnchor.CENTER_RIGHT : org.jfree.chart.ui.TextAnchor.TOP_CENTER,
+                                vertical ? org.jfree.chart.ui.TextAnchor.CENTER_RIGHT : org.jfree.chart.ui.TextAnchor.TOP_CENTER, 0.0));
+                    }
+                }
+                return more;
+            }
+        };
         axis.setBase(10);
         axis.setTickUnit(new NumberTickUnit(1));              // one decade per labelled tick: round numbers only
         axis.setMinorTickCount(9);
@@ -60,6 +104,23 @@ public final class Charts {
         c.setBackgroundPaint(Color.WHITE);
         c.setPadding(new org.jfree.chart.ui.RectangleInsets(6, 6, 6, 40));   // room for the last tick label of a log axis
         return c;
+    }
+
+    /** The processor's model name from /proc/cpuinfo, or the JVM's arch where there is none. */
+    public static String cpuModel() {
+        try {
+            for (String l : java.nio.file.Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (l.startsWith("model name")) return l.substring(l.indexOf(':') + 1).strip();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: fall through
+        }
+        return System.getProperty("os.arch");
+    }
+
+    /** Where a chart's figures were measured: "AMD EPYC, 2 CPUs, 2026-12-07" (UTC), for its subtitle. */
+    public static String machine() {
+        return cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " CPUs, " + java.time.LocalDate.now(java.time.ZoneOffset.UTC);
     }
 
     /** Writes the chart as a PNG of width × height pixels, atomically, refusing to overwrite any of {@code inputs}. */

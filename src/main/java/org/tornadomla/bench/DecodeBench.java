@@ -238,6 +238,14 @@ public final class DecodeBench {
     }
 
     /**
+     * Runs steps untimed as a timing of --quick's budget would warm them up (the full warm-up; a cold step's too), so
+     * that a comparison of short budgets that follows times compiled code.
+     */
+    public void warmUp(GraphExecutor executor) {
+        time(executor, Timing.FIGURES_MS, 2);
+    }
+
+    /**
      * Times steps on {@code executor} with the project's harness ({@link Timing}: warm-up, then the budget). The
      * first timing of a kind of step in this JVM (executor class, path, cache dtype) is cold: its kernels have
      * not been compiled yet, so it gets Timing's full warm-up whatever the budget.

@@ -78,7 +78,7 @@ public final class LayerBench {
             for (int context : contexts.stream().sorted().toList()) {
                 cache.truncate(0);
                 CacheStorage.of(cache).advance(context - 1);                   // the step's own token is number `context`
-                Timing timing = Timing.measure(() -> step(layer, cache, x, y, opt, context), budgetMs, 2);
+                Timing timing = Timing.measure(() -> step(layer, cache, x, y, opt, context), budgetMs, 2, cold(executor, path, dtype));
                 double ms = timing.meanMs();
                 int n = timing.iterations();
                 GraphExecutor.Transfers t = layer.measureTransfers(cache, 1, opt);
@@ -157,11 +157,23 @@ public final class LayerBench {
                 Timing t = Timing.measure(() -> {
                     layer.forward(cache, x, id, n, opt);
                     for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);
-                }, budgetMs, 2);
+                }, budgetMs, 2, cold(executor, opt.path(), cache.dtype()));
                 out.add(new Mixed(names[k], tokens, t.meanMs(), t.iterations()));
             }
         }
         return out;
+    }
+
+    /** The kinds of layer step (executor class, path, cache dtype) timed in this JVM already. */
+    private static final java.util.Set<String> TIMED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Whether this is the first layer step of its kind in this JVM: its projections' and attention's kernels are not
+     * compiled yet, so it gets {@link Timing}'s cold warm-up whatever the budget (a first --quick layer shape, B1 T64
+     * at hidden 1024, had timed 300–460 ms a step against 9–33 for the larger shapes after it).
+     */
+    private static boolean cold(GraphExecutor executor, AttentionPath path, CacheDtype dtype) {
+        return TIMED.add(executor.getClass().getName() + " " + path + " " + dtype);
     }
 
     private static void step(MlaLayer layer, LatentCache cache, float[] x, float[] y, AttentionOptions opt, int context) {

@@ -33,16 +33,16 @@ public final class SparseChart {
         }
         XYSeriesCollection data = new XYSeriesCollection();
         XYLineAndShapeRenderer lines = new XYLineAndShapeRenderer(true, true);
-        int i = 0, colour = 0;
-        for (XYSeries[] s : series.values()) {
+        int i = 0;
+        for (Map.Entry<String, XYSeries[]> e : series.entrySet()) {
+            XYSeries[] s = e.getValue();
             for (int k = 0; k < 2; k++) {
                 data.addSeries(s[k]);
-                lines.setSeriesPaint(i, Charts.PALETTE[colour % Charts.PALETTE.length]);
+                lines.setSeriesPaint(i, Charts.colour(e.getKey()));
                 lines.setSeriesStroke(i, k == 0 ? new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f)
                         : new BasicStroke(2f));
                 i++;
             }
-            colour++;
         }
         LogAxis context = Charts.logAxis("context (tokens, log)", "#,##0");
         Charts.decades(context, tMin, tMax);

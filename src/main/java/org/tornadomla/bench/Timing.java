@@ -40,6 +40,8 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     static final double FIGURES_MS = 400;
     /** Budgets from this one on get the full warm-up for a cold step. */
     static final double COLD_MS = 100;
+    /** {@link #COLD_MS} for the commands: below it a cold step is not warmed up fully, and they say so. */
+    public static final double COLD_BUDGET_MS = COLD_MS;
 
     /**
      * The fewest warm-up runs of a cold step, within the cap: a step's kernels that C2 has not compiled yet can take
@@ -62,6 +64,23 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     /** As {@link #measure(Runnable, double, int)}; {@code cold}: the step's code has not run in this JVM yet. */
     public static Timing measure(Runnable step, double budgetMs, int minIterations, boolean cold) {
         return measure(step, budgetMs, minIterations, cold, Timing::jitMillis);
+    }
+
+    /**
+     * A warning line where other work holds the CPUs (a load average above half the processors: the timings will be
+     * noisy), else null; read from /proc/loadavg, nothing said where there is none.
+     */
+    public static String busyHost() {
+        try {
+            double load = Double.parseDouble(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).split(" ")[0]);
+            int cpus = Runtime.getRuntime().availableProcessors();
+            if (load > 0.5 * cpus) {
+                return String.format(java.util.Locale.ROOT, "warning: the load average is %.1f on %d processors: other work is running, and the timings will be noisy", load, cpus);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // no /proc/loadavg: nothing to say
+        }
+        return null;
     }
 
     /** Milliseconds this JVM's JIT compilers have worked so far, or -1 where the JVM does not say. */

@@ -52,7 +52,7 @@ public final class BenchCommand implements Callable<Integer> {
             + "(with --quick: batch 1,2 x context 256,1024); --batch/--context/--heads/--dtype/--path still override")
     String grid;
 
-    @Option(names = "--time-limit-s", description = "start no new shape after this many seconds; the rest is listed as skipped")
+    @Option(names = "--time-limit-s", description = "start no new shape after this many seconds from the command's start (measuring --roofline's limits, about 7 s, counts); the rest is listed as skipped, and the CSV holds what ran (its header alone if nothing did)")
     Double timeLimitS;
 
     @Option(names = "--check-limit", description = "check outputs only on shapes of at most this many GFLOP per step "
@@ -204,10 +204,15 @@ public final class BenchCommand implements Callable<Integer> {
         if (weightsDtype != null && (mixed || comparePaged || layerOnly)) {
             throw new MlaException("--weights-dtype applies to the attention-core shapes, not to --mixed, --compare-paged or --layer-only");
         }
-        if ((mixed || comparePaged) && (csvArg != null || chart != null)) {
-            throw new MlaException("--csv and --chart apply to the attention-core shapes, not to " + (mixed ? "--mixed" : "--compare-paged")
-                    + " (which print their own table)");
+        if (mixed || comparePaged || offload) {
+            String own = mixed ? "--mixed" : comparePaged ? "--compare-paged" : "--offload";
+            String[] names = {"--csv", "--chart", "--roofline", "--breakdown", "--grid", "--transfers-csv", "--layer-csv", "--layer-only"};
+            boolean[] set = {csvArg != null, chart != null, roofline, breakdown, grid != null, transfersCsv != null, layerCsv != null, layerOnly};
+            for (int i = 0; i < names.length; i++) {
+                if (set[i]) throw new MlaException(names[i] + " applies to the attention-core shapes, not to " + own + " (which prints its own table)");
+            }
         }
+        if (layerOnly && grid != null) throw new MlaException("--grid names attention-core shapes, which --layer-only leaves out");
         if (sparse) return runSparse(out);
         if (preset != null || topk != null) throw new MlaException((preset != null ? "--preset" : "--topk") + " applies to --sparse only");
         if (offload) return runOffload(out);
@@ -226,6 +231,12 @@ public final class BenchCommand implements Callable<Integer> {
         double chkLimit = checkLimit != null ? checkLimit : isGrid ? 20 : Double.POSITIVE_INFINITY;
         checkOutputs(new String[] {"--csv", "--chart", "--transfers-csv", "--layer-csv"}, csv, chart, transfersCsv, layerCsv);
         long t0 = System.nanoTime();
+        String busy = Timing.busyHost();
+        if (busy != null) out.println(busy);
+        if (budget < Timing.COLD_BUDGET_MS) {
+            out.printf(Locale.ROOT, "note: --budget-ms %.0f is below %.0f: a step is timed without waiting for the JIT, so the figures check "
+                    + "that the shapes run rather than time them%n", budget, Timing.COLD_BUDGET_MS);
+        }
 
         Roofline.Limits limits = null;
         if (roofline || chart != null) {
@@ -258,9 +269,11 @@ public final class BenchCommand implements Callable<Integer> {
         if (layerCsv != null) runLayer(out, executors, t0);
         saveCsvs();
         if (chart != null && !results.isEmpty()) {
-            BenchChart.write(chart, results, limits, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet()));
+            BenchChart.write(chart, results, limits, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet())
+                    + (isGrid ? ", grid " + grid : "") + ", on " + where(executors));
             out.printf("wrote %s%n", chart);
         }
+        if (chart != null && results.isEmpty()) out.printf("no chart written to %s: nothing was measured%n", chart);
         for (Path p : new Path[] {csv, transfersCsv, layerCsv}) if (p != null) out.printf("wrote %s%n", p);
         out.printf(Locale.ROOT, "bench done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         out.flush();
@@ -272,6 +285,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
         for (GraphExecutor ex : executors.values()) ex.close();
         return 0;
+    }
+
+    /** Where a chart's figures come from: the CPU, and each device that is not the JVM's (a TornadoVM device), and the date. */
+    private static String where(Map<String, GraphExecutor> executors) {
+        StringBuilder sb = new StringBuilder(org.tornadomla.bench.Charts.machine());
+        for (GraphExecutor ex : executors.values()) if (!(ex instanceof JvmExecutor)) sb.append("; ").append(ex.device());
+        return sb.toString();
     }
 
     private int pagedBlock() {
@@ -301,6 +321,9 @@ public final class BenchCommand implements Callable<Integer> {
             for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
                 double[] med = new double[2], best = {Double.MAX_VALUE, Double.MAX_VALUE};
                 double[][] medians = new double[2][rounds];
+                // both warmed up first: with --budget-ms 50 the rounds' medians were cold (13.6 ms against a best of 0.19)
+                contiguous.warmUp(e.getValue());
+                paged.warmUp(e.getValue());
                 for (int r = 0; r < rounds; r++) {
                     for (int k = 0; k < 2; k++) {
                         Timing t = (k == 0 ? contiguous : paged).time(e.getValue(), budget, 2);
@@ -441,7 +464,8 @@ public final class BenchCommand implements Callable<Integer> {
             throw new MlaException("every point was skipped (the reasons are above): nothing measured, no CSV or chart written");
         }
         if (chart != null) {
-            org.tornadomla.bench.SparseChart.write(chart, rs, "MLA decode, sparse (DSA) against dense: " + presetName + ", " + String.join(", ", executors.keySet()));
+            org.tornadomla.bench.SparseChart.write(chart, rs, "MLA decode, sparse (DSA) against dense: " + presetName + " (hidden " + cfg.hiddenSize()
+                    + ", index_topk " + cfg.indexer().topK() + "), " + String.join(", ", executors.keySet()) + ", on " + where(executors));
             out.printf("wrote %s%n", chart);
         }
         if (csv != null) out.printf("wrote %s%n", csv);
@@ -537,7 +561,19 @@ public final class BenchCommand implements Callable<Integer> {
     private void runShapes(PrintWriter out, List<DecodeBench.Shape> shapes, Map<String, GraphExecutor> executors, double budget,
                            double refLimit, double chkLimit, Roofline.Limits limits, long t0) {
         int done = 0, total = shapes.size() * executors.size();
-        for (List<DecodeBench.Shape> group : groups(shapes)) {
+        for (List<DecodeBench.Shape> shared : groups(shapes)) {
+            // a shape too large for one array is skipped alone; the rest of its group shares a cache it can hold
+            List<DecodeBench.Shape> group = new ArrayList<>();
+            for (DecodeBench.Shape s : shared) {
+                String own = DecodeBench.unrepresentable(s.batch(), s.context(), s.heads(), s.path());
+                if (own == null) {
+                    group.add(s);
+                    continue;
+                }
+                done += executors.size();
+                out.printf("%-16s %-36s   [%d/%d skipped: %s]%n", "-", s.label(), done, total, own);
+            }
+            if (group.isEmpty()) continue;
             DecodeBench.Shape first = group.get(0);
             int capacity = group.stream().mapToInt(DecodeBench.Shape::context).max().orElseThrow();
             String why = DecodeBench.unrepresentable(first.batch(), capacity, first.heads(), first.path());
@@ -783,7 +819,7 @@ public final class BenchCommand implements Callable<Integer> {
             if (outputs[i] == null) continue;
             OutputFiles.check(outputs[i], List.of());
             for (int j = 0; j < i; j++) {
-                if (outputs[j] != null && outputs[j].toAbsolutePath().normalize().equals(outputs[i].toAbsolutePath().normalize())) {
+                if (outputs[j] != null && OutputFiles.sameTarget(outputs[j], outputs[i])) {
                     throw new MlaException(options[j] + " and " + options[i] + " name the same file " + outputs[i]);
                 }
             }

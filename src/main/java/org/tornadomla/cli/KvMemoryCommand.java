@@ -175,10 +175,14 @@ public final class KvMemoryCommand implements Callable<Integer> {
                             perLayer, perToken, KvMemory.human(request), KvMemory.human(request * batch));
                 }
                 if (m.isMla() && (d.equals("fp8") || d.equals("int8"))) {
-                    double request = (double) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers() * context;
-                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA fp8, FlashMLA layout (656 B)", d, "",
-                            KvMemory.MLA_FP8_FLASHMLA_BYTES, (long) KvMemory.MLA_FP8_FLASHMLA_BYTES * m.layers(),
-                            KvMemory.human(request), KvMemory.human(request * batch));
+                    // the row as this library stores it, scales included, for this geometry: fp8 is FlashMLA's layout
+                    // (e4m3 latent, an f32 scale per 128, bf16 rope key: 656 B for DeepSeek-V3), int8 adds two f32 scales
+                    CacheDtype q = CacheDtype.parse(d);
+                    long stored = q.bytesPerToken(m.kvLoraRank(), m.ropeDim());
+                    double request = (double) stored * m.layers() * context;
+                    String what = "MLA " + q + " as cached, scales too (" + stored + " B)";
+                    out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), what, d, "",
+                            stored, stored * m.layers(), KvMemory.human(request), KvMemory.human(request * batch));
                 }
             }
         }

@@ -111,21 +111,9 @@ public final class LadderCommand implements Callable<Integer> {
             if (kernelContext != null) kernelContext.close();
         }
         String machine = String.format(Locale.ROOT, "%s, %s, %d cores, Java %s, %s; ./mla ladder --docs: H=%d, T=%d, %.0f ms per step, "
-                        + "the mean of the timed runs after warm-up", LocalDate.now(ZoneOffset.UTC), cpu(), Runtime.getRuntime().availableProcessors(),
+                        + "the mean of the timed runs after warm-up", LocalDate.now(ZoneOffset.UTC), org.tornadomla.bench.Charts.cpuModel(), Runtime.getRuntime().availableProcessors(),
                 Runtime.version().feature(), tornadoDevice, heads, context, budgetMs);
         for (Path p : LadderDocs.write(Path.of(""), new LadderDocs.Measured(machine, results))) out.printf("wrote %s%n", p);
         return 0;
-    }
-
-    /** The processor's model name from /proc/cpuinfo, or the JVM's arch. */
-    private static String cpu() {
-        try {
-            for (String l : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                if (l.startsWith("model name")) return l.substring(l.indexOf(':') + 1).strip();
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            // not Linux: fall through
-        }
-        return System.getProperty("os.arch");
     }
 }

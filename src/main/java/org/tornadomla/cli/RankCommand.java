@@ -104,7 +104,7 @@ public final class RankCommand implements Callable<Integer> {
             inputs.addAll(src.files());
             if (output != null) OutputFiles.check(output, inputs);
             if (chart != null) OutputFiles.check(chart, inputs);
-            if (output != null && chart != null && output.toAbsolutePath().normalize().equals(chart.toAbsolutePath().normalize())) {
+            if (output != null && chart != null && OutputFiles.sameTarget(output, chart)) {
                 throw new MlaException("--output and --chart name the same file " + output);
             }
             src.requireLayer(layer);

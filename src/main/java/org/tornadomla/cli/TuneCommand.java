@@ -224,15 +224,8 @@ public final class TuneCommand implements Callable<Integer> {
 
     /** What makes the timings less telling: other work on the CPUs, and this JVM's -D kernel switches, which the probes do not get. */
     private static void warnings(PrintWriter out) {
-        try {
-            double load = Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
-            int cpus = Runtime.getRuntime().availableProcessors();
-            if (load > 0.5 * cpus) {
-                out.printf(Locale.ROOT, "warning: the load average is %.1f on %d processors: other work is running, and the timings will be noisy%n", load, cpus);
-            }
-        } catch (IOException | RuntimeException e) {
-            // no /proc/loadavg: nothing to say
-        }
+        String busy = org.tornadomla.bench.Timing.busyHost();
+        if (busy != null) out.println(busy);
         for (String k : System.getProperties().stringPropertyNames()) {
             if (k.startsWith("tornadomla.fast.") && !k.equals(KernelChoices.FILE_PROPERTY)) {
                 out.println("warning: -D" + k + " is not passed to the probes: they time the rules and the settings tried");

@@ -132,6 +132,26 @@ public final class OutputFiles {
         return v == null ? null : v.readAttributes().permissions();
     }
 
+    /**
+     * Whether writes to {@code a} and {@code b} land in the same file, however each is spelled: absolute, normalised,
+     * symbolic links followed as far as they exist (a new file's nearest existing folder). Commands with several
+     * outputs refuse two that do: one would silently replace the other.
+     */
+    public static boolean sameTarget(Path a, Path b) {
+        return where(a).equals(where(b));
+    }
+
+    private static Path where(Path p) {
+        Path abs = p.toAbsolutePath().normalize();
+        try {
+            if (Files.exists(abs)) return abs.toRealPath();
+        } catch (IOException e) {
+            // unreadable on the way: compare it as spelled
+        }
+        Path parent = abs.getParent();
+        return parent == null || abs.getFileName() == null ? abs : where(parent).resolve(abs.getFileName());
+    }
+
     /** The path to write (symbolic links followed), after every check of the class comment. */
     private static Path resolve(Path target, Collection<Path> inputs) {
         Objects.requireNonNull(target, "target");

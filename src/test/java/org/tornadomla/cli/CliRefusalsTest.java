@@ -206,8 +206,23 @@ class CliRefusalsTest {
         refused("not a regular file but a character device", "bench", "--csv", "/dev/null", "--backends", "java-reference");
         Path both = dir.resolve("both.png");
         refused("--csv and --chart name the same file", "bench", "--csv", both.toString(), "--chart", both.toString(), "--backends", "java-reference");
-        refused("--csv and --chart apply to the attention-core shapes, not to --mixed", "bench", "--mixed", "--csv", dir.resolve("m.csv").toString());
+        refused("--csv applies to the attention-core shapes, not to --mixed", "bench", "--mixed", "--csv", dir.resolve("m.csv").toString());
         refused("not to --compare-paged", "bench", "--compare-paged", "--csv");
+        // --offload printed its table and ignored these; --grid was ignored beside the modes with steps of their own
+        refused("--csv applies to the attention-core shapes, not to --offload", "bench", "--offload", "--csv", dir.resolve("o.csv").toString());
+        refused("--roofline applies to the attention-core shapes, not to --offload", "bench", "--offload", "--roofline");
+        refused("--breakdown applies to the attention-core shapes, not to --mixed", "bench", "--mixed", "--breakdown");
+        refused("--grid applies to the attention-core shapes, not to --compare-paged", "bench", "--compare-paged", "--grid", "flashmla");
+        refused("--grid names attention-core shapes, which --layer-only leaves out", "bench", "--layer-only", "--layer-csv",
+                dir.resolve("l.csv").toString(), "--grid", "flashmla");
+        // a symbolic link to the other output is the same file however it is spelled
+        Path target = dir.resolve("real.csv"), link = dir.resolve("link.csv");
+        Files.writeString(target, "keep");
+        Files.createSymbolicLink(link, target);
+        refused("--csv and --chart name the same file", "bench", "--csv", link.toString(), "--chart", target.toString(), "--backends", "java-reference");
+        assertEquals("keep", Files.readString(target));
+        Files.delete(link);
+        Files.delete(target);
         // refused before any timing: nothing on standard output (the table would start with its header)
         assertEquals("", CliTest.mla("bench", "--csv", config.resolve("x.csv").toString(), "--backends", "java-reference").out());
         refused("a file is in the way", "bench", "--csv", config.resolve("x.csv").toString(), "--backends", "java-reference");

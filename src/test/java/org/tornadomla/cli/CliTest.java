@@ -457,6 +457,17 @@ class CliTest {
         assertEquals(2, dash.out.lines().count(), dash.out);
     }
 
+    /** A context too large for one array skips its own shape only: the tiled shapes of one batch shared its cache, and all were skipped. */
+    @Test
+    void benchSkipsAShapeTooLargeForOneArrayAndMeasuresTheOthers() {
+        Run r = mla("bench", "--backend", "java-reference", "--heads", "4", "--batch", "1", "--context", "10000000,40", "--dtype", "f32", "--path", "tiled",
+                "--budget-ms", "5", "--csv", "-");
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.err.lines().anyMatch(l -> l.contains("B1 H4 T10000000 tiled f32") && l.contains("skipped: cache of 1 x 10000000 x 576")), r.err);
+        assertTrue(r.err.lines().noneMatch(l -> l.contains("T40 ") && l.contains("skipped")), r.err);
+        assertTrue(r.out.lines().anyMatch(l -> l.startsWith("java-reference,tiled,f32,1,4,40,")), r.out);
+    }
+
     @Test
     void benchBreakdownListsEachTaskAndOnJavaFastEachThreadsTimeInIt() {
         Run r = mla("bench", "--backends", "java-reference,java-fast", "--heads", "4", "--batch", "1", "--context", "40", "--dtype", "f32",
@@ -558,6 +569,12 @@ class CliTest {
         // V2: 576 numbers · 2 bytes · 60 layers = 69,120 bytes per token; R1 is V3's 61 layers: 70,272
         assertTrue(mla("kv-memory", "--preset", "deepseek-v2").out.contains("69,120"));
         assertTrue(mla("kv-memory", "--preset", "deepseek-r1").out.contains("70,272"));
+        // a quantised cache's row as stored, for the model's own geometry: MiniCPM3's d_c 256 and d_r 32 give
+        // 256 + 4 · 2 + 2 · 32 = 328 B in fp8 and 256 + 32 + 8 = 296 in int8 (DeepSeek-V3's 656 was printed for every model)
+        Run mini = mla("kv-memory", "--preset", "minicpm3-4b", "--dtype", "fp8,int8");
+        assertTrue(mini.out.lines().anyMatch(l -> l.contains("MLA fp8 as cached, scales too (328 B)") && l.contains(" fp8 ")), mini.out);
+        assertTrue(mini.out.lines().anyMatch(l -> l.contains("MLA int8 as cached, scales too (296 B)") && l.contains(" int8 ")), mini.out);
+        assertFalse(mini.out.contains("656"), mini.out);
         // V3.2 (DSA) caches the indexer's e4m3 key and scale beside the latent: bf16 1,152 + 132 = 1,284 B per layer, · 61 = 78,324
         Run v32 = mla("kv-memory", "--preset", "deepseek-v3.2", "--dtype", "bf16,fp8");
         String bf16 = v32.out.lines().filter(l -> l.contains("MLA + DSA indexer keys (132 B)") && l.contains(" bf16 ")).findFirst().orElseThrow();
