@@ -143,9 +143,11 @@ public final class Backends {
 
     /** Calls a constructor (method null) or a static method of a TornadoVM-backend class. */
     private static Object call(String className, String method, Object... args) {
-        if (System.getenv("TORNADOVM_HOME") == null && System.getProperty("tornado.load.api.implementation") == null) {
-            throw new MlaException("no TornadoVM installed: TORNADOVM_HOME is not set (see tornado-config/README.md); "
-                    + "the java backends need none");
+        String home = System.getenv("TORNADOVM_HOME");
+        if ((home == null || home.isEmpty()) && System.getProperty("tornado.load.api.implementation") == null) {
+            // empty counts as unset, as ./mla counts it
+            throw new MlaException("no TornadoVM installed: TORNADOVM_HOME is " + (home == null ? "not set" : "empty")
+                    + " (see tornado-config/README.md); the java backends need none");
         }
         readTornadoVM(Backends.class.getModule());
         try {

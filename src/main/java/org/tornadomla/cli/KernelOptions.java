@@ -46,13 +46,22 @@ public final class KernelOptions {
     /** The executor for --backend (or {@link #defaultBackend()})/--device; --profile prints to {@code out}. */
     GraphExecutor executor(PrintWriter out) {
         String backend = this.backend == null ? defaultBackend() : this.backend;
-        if ((profile || plainKernels) && !backend.equals("tornado")) {
+        boolean tornado = isTornado(backend);
+        if ((profile || plainKernels) && !tornado) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }
-        if (device != null && !backend.equals("tornado")) {
+        if (device != null && !tornado) {
             throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
         }
+        if (device != null && !backend.equals("tornado")) {
+            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
+        }
         return Backends.create(device != null ? "tornado:" + device : backend, new Backends.Options(0, profile ? out : null, !plainKernels));
+    }
+
+    /** Whether {@code backend} is TornadoVM's: "tornado", or "tornado:B:D" naming its device. */
+    static boolean isTornado(String backend) {
+        return backend.equals("tornado") || backend.startsWith("tornado:");
     }
 
     CacheDtype dtype() {

@@ -59,8 +59,11 @@ public final class LadderCommand implements Callable<Integer> {
         if (!(budgetMs >= 0) || budgetMs > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000 (0: no timing), found " + budgetMs);
         LadderSetup s = new LadderSetup(heads, context, 42);
         if (docs) return writeDocs(out, s);
-        boolean tornado = backend.equals("tornado");
+        boolean tornado = KernelOptions.isTornado(backend);
         if (device != null && !tornado) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        if (device != null && !backend.equals("tornado")) {
+            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
+        }
         if (step != null && !tornado && Steps.all().get(step - 1).tornadoOnly()) {
             throw new MlaException("step " + step + " (" + Steps.all().get(step - 1).title() + ") runs only on TornadoVM: add --backend tornado");
         }

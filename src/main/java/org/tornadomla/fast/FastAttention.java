@@ -234,7 +234,7 @@ public final class FastAttention {
             e.intoArray(scores, base + j);
             vsum = vsum.add(e);
         }
-        float sum = vsum.reduceLanes(VectorOperators.ADD);
+        float sum = Vec.sum(vsum);
         for (; j < len; j++) {
             float e = (float) Math.exp(scores[base + j] - max);
             scores[base + j] = e;

@@ -78,8 +78,8 @@ public final class FastProjections {
             a2 = FloatVector.fromArray(F, w, w0 + 2 * stride + i).fma(xv, a2);
             a3 = FloatVector.fromArray(F, w, w0 + 3 * stride + i).fma(xv, a3);
         }
-        float r0 = a0.reduceLanes(VectorOperators.ADD), r1 = a1.reduceLanes(VectorOperators.ADD);
-        float r2 = a2.reduceLanes(VectorOperators.ADD), r3 = a3.reduceLanes(VectorOperators.ADD);
+        float r0 = Vec.sum(a0), r1 = Vec.sum(a1);
+        float r2 = Vec.sum(a2), r3 = Vec.sum(a3);
         for (; i < n; i++) {
             float xi = x[xo + i];
             r0 += w[w0 + i] * xi;
@@ -113,9 +113,9 @@ public final class FastProjections {
             a03 = w0v.fma(x3v, a03); a13 = w1v.fma(x3v, a13);
         }
         int y0 = r0 * out + o;
-        y[y0] = a00.reduceLanes(VectorOperators.ADD); y[y0 + 1] = a10.reduceLanes(VectorOperators.ADD);
-        y[y0 + out] = a01.reduceLanes(VectorOperators.ADD); y[y0 + out + 1] = a11.reduceLanes(VectorOperators.ADD);
-        y[y0 + 2 * out] = a02.reduceLanes(VectorOperators.ADD); y[y0 + 2 * out + 1] = a12.reduceLanes(VectorOperators.ADD);
-        y[y0 + 3 * out] = a03.reduceLanes(VectorOperators.ADD); y[y0 + 3 * out + 1] = a13.reduceLanes(VectorOperators.ADD);
+        y[y0] = Vec.sum(a00); y[y0 + 1] = Vec.sum(a10);
+        y[y0 + out] = Vec.sum(a01); y[y0 + out + 1] = Vec.sum(a11);
+        y[y0 + 2 * out] = Vec.sum(a02); y[y0 + 2 * out + 1] = Vec.sum(a12);
+        y[y0 + 3 * out] = Vec.sum(a03); y[y0 + 3 * out + 1] = Vec.sum(a13);
     }
 }

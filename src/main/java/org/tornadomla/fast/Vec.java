@@ -6,6 +6,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /** The vector shapes java-fast uses (the machine's preferred width) and the small loops every family shares. */
@@ -21,12 +22,50 @@ final class Vec {
     static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.vectorBitSize() / 4));
     static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, F.vectorShape());
 
+    /** Lane i to lane (i + k) mod L: the rotations of {@link #sum}'s tree (those of k ≥ L are not used). */
+    private static final VectorShuffle<Float> R8 = VectorShuffle.iota(F, 8, 1, true), R4 = VectorShuffle.iota(F, 4, 1, true),
+            R2 = VectorShuffle.iota(F, 2, 1, true), R1 = VectorShuffle.iota(F, 1, 1, true);
+
+    /**
+     * The sum of v's lanes, always added in the same tree (lane i with lane i + L/2, then i + L/4, …). The Vector
+     * API's {@code reduceLanes(ADD)} leaves the order open, and takes different ones in interpreted code (lane after
+     * lane) and in C2's (a tree): a dot product computed before C2 compiled its kernel and the same one after differed
+     * in the last bit, so two layers stepping the same tokens in one JVM, or one sequence batched two ways, did not
+     * give the same bits (and through an fp8 cache's rounding, 2.6e-3 apart). The projections' dot products (and so
+     * every number the cache stores), the norms' and the softmax's sums go through here, where a sum ends a dot product
+     * of a thousand numbers or more. Its four rotations cost about three times reduceLanes' throughput, so the
+     * absorption's short dot products (128 or 512 numbers, 16 sums per block of unabsorb_v: 1.3 → 2.5 ms at B8 H128)
+     * keep reduceLanes: their outputs may still differ in the last bit between a step run before C2 and one after.
+     */
+    static float sum(FloatVector v) {
+        // one small method per level: C2 inlines methods of up to 35 bytes of bytecode at any call site, and a sum at
+        // the end of a kernel's loop is not hot enough for a larger one (a 75-byte sum, left as a call, boxed its
+        // vector and made unabsorb_v 7 times slower)
+        return fold1(fold2(fold4(fold8(v))));
+    }
+
+    private static FloatVector fold8(FloatVector v) {
+        return L >= 16 ? v.add(v.rearrange(R8)) : v;
+    }
+
+    private static FloatVector fold4(FloatVector v) {
+        return L >= 8 ? v.add(v.rearrange(R4)) : v;
+    }
+
+    private static FloatVector fold2(FloatVector v) {
+        return L >= 4 ? v.add(v.rearrange(R2)) : v;
+    }
+
+    private static float fold1(FloatVector v) {
+        return v.add(v.rearrange(R1)).lane(0);
+    }
+
     /** Σ a[ao + i]·b[bo + i] for i &lt; n. */
     static float dot(float[] a, int ao, float[] b, int bo, int n) {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
         for (; i <= n - L; i += L) acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sum(acc);
         for (; i < n; i++) s += a[ao + i] * b[bo + i];
         return s;
     }

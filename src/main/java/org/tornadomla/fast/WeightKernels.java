@@ -169,7 +169,7 @@ public final class WeightKernels {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
         for (; i <= n - L; i += L) acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = Vec.sum(acc);
         for (; i < n; i++) s += a[ao + i] * b[bo + i];
         return s;
     }
@@ -198,7 +198,7 @@ public final class WeightKernels {
                 for (; i <= end - L; i += L) acc = e4m3(w, wo + i).mul(s).fma(FloatVector.fromArray(F, x, xo + i), acc);
             }
         }
-        float r = acc.reduceLanes(VectorOperators.ADD);
+        float r = Vec.sum(acc);
         for (; i < cols; i++) r += E4M3[w[wo + i] & 0xFF] * scales[so + i / B] * x[xo + i];
         return r;
     }
@@ -209,7 +209,7 @@ public final class WeightKernels {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
         for (; i <= cols - L; i += L) acc = bf16(w, wo + i).fma(FloatVector.fromArray(F, x, xo + i), acc);
-        float r = acc.reduceLanes(VectorOperators.ADD);
+        float r = Vec.sum(acc);
         for (; i < cols; i++) r += bf16(w[wo + i]) * x[xo + i];
         return r;
     }
@@ -248,8 +248,8 @@ public final class WeightKernels {
                 }
             }
         }
-        float r0 = a0.reduceLanes(VectorOperators.ADD), r1 = a1.reduceLanes(VectorOperators.ADD);
-        float r2 = a2.reduceLanes(VectorOperators.ADD), r3 = a3.reduceLanes(VectorOperators.ADD);
+        float r0 = Vec.sum(a0), r1 = Vec.sum(a1);
+        float r2 = Vec.sum(a2), r3 = Vec.sum(a3);
         for (; i < cols; i++) {
             int cb = i / B;
             float xi = x[xo + i];
@@ -276,8 +276,8 @@ public final class WeightKernels {
             a2 = bf16(w, w2 + i).fma(xv, a2);
             a3 = bf16(w, w3 + i).fma(xv, a3);
         }
-        float r0 = a0.reduceLanes(VectorOperators.ADD), r1 = a1.reduceLanes(VectorOperators.ADD);
-        float r2 = a2.reduceLanes(VectorOperators.ADD), r3 = a3.reduceLanes(VectorOperators.ADD);
+        float r0 = Vec.sum(a0), r1 = Vec.sum(a1);
+        float r2 = Vec.sum(a2), r3 = Vec.sum(a3);
         for (; i < cols; i++) {
             float xi = x[xo + i];
             r0 += bf16(w[w0 + i]) * xi;

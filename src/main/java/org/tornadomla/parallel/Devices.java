@@ -21,8 +21,9 @@ final class Devices implements AutoCloseable {
     private final ExecutorService[] threads;
 
     /**
-     * Checks the list: at least one executor, no null, no executor twice (one device per shard or replica), all of
-     * one kind (their classes: a layer's devices run the same kernels).
+     * Checks the list: at least one executor, no null, no executor twice (one device per shard or replica), no two
+     * device executors on the same device ({@link GraphExecutor#device()}; the JVM's may share the CPU), all of one
+     * kind (their classes: a layer's devices run the same kernels).
      */
     Devices(List<? extends GraphExecutor> executors, String what) {
         Objects.requireNonNull(executors, "executors");
@@ -38,6 +39,12 @@ final class Devices implements AutoCloseable {
                 if (list.get(k).getClass() != e.getClass()) {
                     throw new MlaException(what + ": mismatched devices: executor " + d + " runs on " + e.device() + " but executor 0 on "
                             + list.getFirst().device() + "; every device of one layer must be of one kind (the same backend)");
+                }
+                // two executors of one device (tornado:0:0 twice) would share its memory and compute: not two devices.
+                // The JVM's executors are the CPU's threads, which tests and a CPU-only split may share
+                if (!(e instanceof org.tornadomla.graph.JvmExecutor) && list.get(k).device().equals(e.device())) {
+                    throw new MlaException(what + ": executors " + k + " and " + d + " run on the same device (" + e.device()
+                            + "); give each shard or replica a device of its own");
                 }
             }
             list.add(e);

@@ -201,6 +201,16 @@ class CliRefusalsTest {
         assertFalse(err.contains("\u001b"), err);
     }
 
+    /** tornado:B:D is TornadoVM's backend too: --profile and --plain-kernels were refused with it as if it ran on the JVM. */
+    @Test
+    void aTornadoBackendThatNamesItsDeviceIsTornadoVMs() throws IOException {
+        assertTrue(KernelOptions.isTornado("tornado") && KernelOptions.isTornado("tornado:0:1"));
+        assertFalse(KernelOptions.isTornado("java-fast") || KernelOptions.isTornado("tornadovm"));
+        for (String command : new String[] {"demo", "check", "ladder"}) {
+            refused("--backend tornado:0:0 and --device 0:1 both name a device: give one of them", command, "--backend", "tornado:0:0", "--device", "0:1");
+        }
+    }
+
     @Test
     void otherCommandsRefuseBadOutputsBeforeWorking() throws IOException {
         refused("not a regular file but a character device", "bench", "--csv", "/dev/null", "--backends", "java-reference");

@@ -34,6 +34,7 @@ class MlaScriptTest {
             Files.writeString(java, """
                     #!/usr/bin/env bash
                     case "$*" in *-XshowSettings:properties*) echo '    java.specification.version = 25' >&2; exit 0 ;; esac
+                    echo "env TORNADOVM_HOME=${TORNADOVM_HOME-unset}"
                     echo "$*"
                     """);
             Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -50,6 +51,48 @@ class MlaScriptTest {
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         assertEquals(0, p.exitValue(), out);
         return out.strip();
+    }
+
+    /** Runs the script in a checkout with no jar yet (so it would build), TORNADOVM_HOME as given; its exit code and output. */
+    private Object[] unbuilt(String tornadovmHome, String... args) throws IOException, InterruptedException {
+        Path root = Files.createDirectories(dir.resolve("unbuilt"));
+        Files.copy(Path.of("mla"), root.resolve("mla"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        javaArgs("--version");                                             // the stand-in JDK
+        List<String> cmd = new ArrayList<>(List.of("bash", root.resolve("mla").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("TORNADOVM_HOME", tornadovmHome);
+        pb.environment().put("JAVA_HOME", dir.resolve("jdk").toString());
+        pb.environment().put("PATH", "/usr/bin:/bin");                     // a build would need mvn: none must start
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        return new Object[] {p.exitValue(), out};
+    }
+
+    /** A TORNADOVM_HOME that is no SDK stops a build for any command with one line, not Maven's dependency error. */
+    @Test
+    void aTornadovmHomeThatIsNoSdkStopsTheBuildWithOneLine() throws IOException, InterruptedException {
+        Path notSdk = Files.createDirectories(dir.resolve("sdk-parent"));
+        Object[] r = unbuilt(notSdk.toString(), "kv-memory");
+        assertEquals(2, r[0], (String) r[1]);
+        assertTrue(((String) r[1]).strip().equals("mla: error: TORNADOVM_HOME=" + notSdk + " has no tornado-argfile: is it a TornadoVM SDK? "
+                + "(see tornado-config/README.md; unset it to build without TornadoVM)"), (String) r[1]);
+    }
+
+    /** An empty TORNADOVM_HOME is no TornadoVM: no argfile, and the command gets no empty variable either. */
+    @Test
+    void anEmptyTornadovmHomeIsUnset() throws IOException, InterruptedException {
+        javaArgs("--version");
+        Path root = dir.resolve("checkout");
+        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("mla").toString(), "demo", "--backend", "tornado").redirectErrorStream(true);
+        pb.environment().put("TORNADOVM_HOME", "");
+        pb.environment().put("JAVA_HOME", dir.resolve("jdk").toString());
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertTrue(!out.contains("tornado-argfile") && out.contains("-jar " + root.resolve("target/tornado-mla-cli.jar") + " demo --backend tornado"), out);
+        assertTrue(out.contains("env TORNADOVM_HOME=unset"), out);       // the command says "not set", as for no variable at all
     }
 
     private void vector(boolean expected, String... args) throws IOException, InterruptedException {

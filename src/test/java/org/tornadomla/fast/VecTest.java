@@ -45,4 +45,46 @@ class VecTest {
         assertTrue(Float.isNaN(e[6]), "exp(NaN) = " + e[6]);
         for (int i = 7; i <= 9; i++) assertEquals(Float.POSITIVE_INFINITY, e[i], "exp(" + x[i] + ")");
     }
+
+    /** The documented tree, lane i with lane i + L/2, then + L/4, …, written out lane by lane in scalar Java. */
+    private static float tree(float[] lanes) {
+        float[] t = lanes.clone();
+        for (int half = t.length / 2; half >= 1; half /= 2) {
+            float[] next = new float[t.length];
+            for (int i = 0; i < t.length; i++) next[i] = t[i] + t[(i + half) % t.length];
+            t = next;
+        }
+        return t[0];
+    }
+
+    /**
+     * Vec.sum adds in one tree, whatever compiles it: the first calls run interpreted, the later ones C2's code, and all
+     * give the bits of the tree written out in scalar Java. reduceLanes(ADD), which it replaced, added lane after lane
+     * interpreted and in a tree compiled, so a kernel's dot products changed in their last bit once C2 came.
+     */
+    @Test
+    void sumAddsInOneTreeInterpretedAndCompiled() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+        float[][] lanes = new float[64][Vec.L];
+        for (float[] l : lanes) for (int i = 0; i < l.length; i++) l[i] = (float) (r.nextDouble(-1, 1) * Math.pow(10, r.nextInt(-3, 4)));
+        float[] first = new float[lanes.length];
+        for (int k = 0; k < lanes.length; k++) {
+            first[k] = Vec.sum(FloatVector.fromArray(Vec.F, lanes[k], 0));
+            assertEquals(Float.floatToIntBits(tree(lanes[k])), Float.floatToIntBits(first[k]), "lanes " + java.util.Arrays.toString(lanes[k]));
+        }
+        int differ = 0;
+        for (int k = 0; k < lanes.length; k++) {
+            float inOrder = 0;
+            for (float v : lanes[k]) inOrder += v;
+            if (inOrder != first[k]) differ++;
+        }
+        assertTrue(differ > 0, "data whose lane-after-lane sum equals the tree's everywhere would not tell the orders apart");
+        for (int round = 0; round < 200_000; round++) {                  // long enough for C2 to compile sum
+            int k = round % lanes.length;
+            float again = Vec.sum(FloatVector.fromArray(Vec.F, lanes[k], 0));
+            if (Float.floatToIntBits(again) != Float.floatToIntBits(first[k])) {
+                throw new AssertionError("round " + round + ": " + again + " where the first call gave " + first[k]);
+            }
+        }
+    }
 }

@@ -152,6 +152,26 @@ class DataParallelLayersTest {
         }
     }
 
+    /** A device executor (not the JVM's) named by {@code device}, running the reference kernels. */
+    static final class OnDevice implements GraphExecutor {
+        private final JvmExecutor jvm = new JvmExecutor();
+        private final String device;
+
+        OnDevice(String device) {
+            this.device = device;
+        }
+
+        @Override
+        public void execute(org.tornadomla.graph.KernelGraph graph) {
+            jvm.execute(graph);
+        }
+
+        @Override
+        public String device() {
+            return device;
+        }
+    }
+
     static void oneLine(MlaException e, String start) {
         assertFalse(e.getMessage().contains("\n"), e.getMessage());
         assertTrue(e.getMessage().startsWith(start), e.getMessage());
@@ -166,6 +186,12 @@ class DataParallelLayersTest {
         FastExecutor fast = new FastExecutor(1);
         OPEN.add(fast);
         oneLine(assertThrows(MlaException.class, () -> new DataParallelLayers(w, List.of(one, fast))), "Data parallel layers: mismatched devices: executor 1 runs on java-fast");
+        // two executors of one device (as tornado:0:0 twice) are not two devices; two of different devices are
+        oneLine(assertThrows(MlaException.class, () -> new DataParallelLayers(w, List.of(new OnDevice("gpu 0:0"), new OnDevice("gpu 0:0")))),
+                "Data parallel layers: executors 0 and 1 run on the same device (gpu 0:0)");
+        oneLine(assertThrows(MlaException.class, () -> new TensorParallelLayer(w, List.of(new OnDevice("gpu 0:1"), new OnDevice("gpu 0:1")))),
+                "Tensor parallel");
+        new DataParallelLayers(w, List.of(new OnDevice("gpu 0:0"), new OnDevice("gpu 0:1"))).close();
         try (DataParallelLayers a = new DataParallelLayers(w, executors(JVM, 2)); DataParallelLayers b = new DataParallelLayers(w, executors(JVM, 2))) {
             DataParallelCache other = b.newCache(1, 8, CacheDtype.F32);
             oneLine(assertThrows(MlaException.class, () -> a.forward(other, new float[2 * d], 1, AttentionPath.ABSORBED)),

@@ -6,7 +6,10 @@ import org.tornadomla.graph.KernelGraph;
 
 /** The JVM reference executor, which can be told to fail its next executions: a device that fails mid-step. */
 final class Flaky implements GraphExecutor {
+    private static final java.util.concurrent.atomic.AtomicInteger MADE = new java.util.concurrent.atomic.AtomicInteger();
     private final JvmExecutor jvm = new JvmExecutor();
+    /** Each its own device, as two GPUs are (the layers refuse two executors of one device). */
+    private final int id = MADE.getAndIncrement();
     volatile boolean fail;
 
     @Override
@@ -17,6 +20,6 @@ final class Flaky implements GraphExecutor {
 
     @Override
     public String device() {
-        return "flaky " + jvm.device();
+        return "flaky device " + id + ", " + jvm.device();
     }
 }
