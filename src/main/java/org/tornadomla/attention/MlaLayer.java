@@ -430,13 +430,11 @@ public final class MlaLayer implements AutoCloseable {
         LatentCache cache = shape.cache();
         Built b = steps.get(shape);
         Step s = b == null ? null : b.get();
-        if (s == null) {
-            if (b != null) steps.remove(shape);
+        if (s == null) {                          // b is null: a live cache holds its steps, so none of its was collected
             AttentionOptions opt = shape.opt.resolved(shape.rows, c.numHeads(), cache.capacity(), executor);
             s = buildGraph(cache, shape.rows, opt);
             CacheStorage.of(cache).keep(s);
-            steps.put(shape,
-                    new Built(new WeakReference<>(s), executor instanceof JvmExecutor ? null : s));
+            steps.put(shape.kept(), new Built(new WeakReference<>(s), executor instanceof JvmExecutor ? null : s));
             if (steps.size() > MAX_GRAPHS) {
                 var eldest = steps.entrySet().iterator().next();
                 steps.remove(eldest.getKey());
@@ -467,32 +465,44 @@ public final class MlaLayer implements AutoCloseable {
     }
 
     /**
-     * Identity of a graph: the cache object itself (its arrays are in the graph; held weakly, so that the layer
-     * never keeps a cache alive), token rows and options.
+     * Identity of a graph: the cache object itself (its arrays are in the graph), token rows and options. A key to
+     * look up with holds its cache as the step does; the key kept in {@link #steps} ({@link #kept}) holds it weakly,
+     * so that the layer never keeps a cache alive (and a decode step allocates no weak reference).
      */
     private static final class Shape {
-        private final WeakReference<LatentCache> cache;
+        private final LatentCache cache;
+        private final WeakReference<LatentCache> weak;
         private final int cacheHash, rows;
         private final AttentionOptions opt;
 
         Shape(LatentCache cache, int rows, AttentionOptions opt) {
-            this.cache = new WeakReference<>(Objects.requireNonNull(cache, "cache"));
-            this.cacheHash = System.identityHashCode(cache);
+            this(Objects.requireNonNull(cache, "cache"), null, System.identityHashCode(cache), rows, opt);
+        }
+
+        private Shape(LatentCache cache, WeakReference<LatentCache> weak, int cacheHash, int rows, AttentionOptions opt) {
+            this.cache = cache;
+            this.weak = weak;
+            this.cacheHash = cacheHash;
             this.rows = rows;
             this.opt = opt;
         }
 
+        /** This key as {@link #steps} keeps it: its cache held weakly. */
+        Shape kept() {
+            return new Shape(null, new WeakReference<>(cache), cacheHash, rows, opt);
+        }
+
         /** The cache, or null once collected. */
         LatentCache cache() {
-            return cache.get();
+            return cache != null ? cache : weak.get();
         }
 
         @Override
         public boolean equals(Object o) {
             if (o == this) return true;
             if (!(o instanceof Shape s) || s.rows != rows || !s.opt.equals(opt)) return false;
-            LatentCache mine = cache.get();
-            return mine != null && mine == s.cache.get();
+            LatentCache mine = cache();
+            return mine != null && mine == s.cache();
         }
 
         @Override

@@ -108,14 +108,8 @@ public final class Charts {
 
     /** The processor's model name from /proc/cpuinfo, or the JVM's arch where there is none. */
     public static String cpuModel() {
-        try {
-            for (String l : java.nio.file.Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                if (l.startsWith("model name")) return l.substring(l.indexOf(':') + 1).strip();
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            // not Linux: fall through
-        }
-        return System.getProperty("os.arch");
+        String name = org.tornadomla.internal.CpuInfo.field("model name");
+        return name.isEmpty() ? System.getProperty("os.arch") : name;
     }
 
     /** Where a chart's figures were measured: "AMD EPYC, 2 CPUs, 2026-12-07" (UTC), for its subtitle. */

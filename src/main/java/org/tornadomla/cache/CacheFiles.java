@@ -67,7 +67,17 @@ public final class CacheFiles {
     public static void export(LatentCache cache, int b, Path file, StandardCopyOption... options) {
         Objects.requireNonNull(cache, "cache");
         Objects.requireNonNull(file, "file");
-        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache): one call at a time per cache
+        boolean replace = false;
+        for (StandardCopyOption o : Objects.requireNonNull(options, "options")) {
+            if (o != StandardCopyOption.REPLACE_EXISTING) {
+                throw new MlaException("cache export: the only option is StandardCopyOption.REPLACE_EXISTING, found " + o);
+            }
+            replace = true;
+        }
+        SafeTensorsWriter w;
+        // the cache's own lock (LatentCache) while its rows are copied out, not while the file is written: a step on
+        // it would otherwise wait for the disk
+        synchronized (CacheStorage.of(cache)) {
             CacheIdentity id = cache.identity();
             if (id == null) {
                 throw new MlaException("cache export: the cache belongs to no layer yet (no layer made or filled it), so a file could not say which "
@@ -76,18 +86,11 @@ public final class CacheFiles {
             MlaConfig config = id.config();
             int n = cache.length(b);
             if (cache.isOffloaded(b)) throw new MlaException("cache export: sequence " + b + " is offloaded to the host: restore it first");
-            boolean replace = false;
-            for (StandardCopyOption o : Objects.requireNonNull(options, "options")) {
-                if (o != StandardCopyOption.REPLACE_EXISTING) {
-                    throw new MlaException("cache export: the only option is StandardCopyOption.REPLACE_EXISTING, found " + o);
-                }
-                replace = true;
-            }
             if (!replace && (Files.exists(file) || Files.isSymbolicLink(file))) {
                 throw new MlaException("cache export: " + file + " exists and was left as it is; expected a new path "
                         + "(or pass StandardCopyOption.REPLACE_EXISTING to replace it)");
             }
-            SafeTensorsWriter w = new SafeTensorsWriter().checksums()
+            w = new SafeTensorsWriter().checksums()
                     .metadata("format", FORMAT)
                     .metadata("config", config.toJson())
                     .metadata("config_sha256", id.configSha256())
@@ -110,8 +113,8 @@ public final class CacheFiles {
                     default -> w.addBytes(t.name, t.dtype, shape, q.values());
                 }
             }
-            w.write(file);
         }
+        w.write(file);                            // the writer holds copies of the rows
     }
 
     /** {@code v}, refused for export where it holds NaN or ±∞ (naming the tensor, token and column). */

@@ -39,8 +39,6 @@ public final class KernelChoices {
     /** The system property that names the file of measured choices, or "none" for no file. */
     public static final String FILE_PROPERTY = "tornadomla.fast.choices";
 
-    /** The fields of the first processor in /proc/cpuinfo, read once; empty without the file. */
-    private static final Map<String, String> CPU = readCpuInfo();
 
     /** The file's choices that apply here, read once (empty where there is none, or it was ignored). */
     private static final Loaded LOADED = load(file(), signature());
@@ -277,19 +275,6 @@ public final class KernelChoices {
 
     /** A field of the first processor in /proc/cpuinfo ("vendor_id", "cpu family", "model"), or "" where there is none. */
     static String cpuInfo(String field) {
-        return CPU.getOrDefault(field, "");
-    }
-
-    private static Map<String, String> readCpuInfo() {
-        Map<String, String> fields = new java.util.HashMap<>();
-        try (java.io.BufferedReader r = Files.newBufferedReader(Path.of("/proc/cpuinfo"))) {
-            for (String l; (l = r.readLine()) != null && !l.isBlank(); ) {    // a blank line ends the first processor
-                int colon = l.indexOf(':');
-                if (colon > 0) fields.putIfAbsent(l.substring(0, colon).strip(), l.substring(colon + 1).strip());
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux, or unreadable: no fields
-        }
-        return Map.copyOf(fields);
+        return org.tornadomla.internal.CpuInfo.field(field);
     }
 }

@@ -31,11 +31,12 @@ final class Vec {
      * API's {@code reduceLanes(ADD)} leaves the order open, and takes different ones in interpreted code (lane after
      * lane) and in C2's (a tree): a dot product computed before C2 compiled its kernel and the same one after differed
      * in the last bit, so two layers stepping the same tokens in one JVM, or one sequence batched two ways, did not
-     * give the same bits (and through an fp8 cache's rounding, 2.6e-3 apart). The projections' dot products (and so
-     * every number the cache stores), the norms' and the softmax's sums go through here, where a sum ends a dot product
-     * of a thousand numbers or more. Its four rotations cost about three times reduceLanes' throughput, so the
-     * absorption's short dot products (128 or 512 numbers, 16 sums per block of unabsorb_v: 1.3 → 2.5 ms at B8 H128)
-     * keep reduceLanes: their outputs may still differ in the last bit between a step run before C2 and one after.
+     * give the same bits. The projections' dot products (and so every number the cache stores; the norms run the
+     * scalar reference kernels) and the softmax's sums go through here, as do bf16 and FP8 weights' absorption dot
+     * products ({@link WeightKernels} shares one dot with their projections). Its four rotations cost about three
+     * times reduceLanes' throughput, so {@link FastAbsorb}'s f32 blocks (16 sums of 512 numbers per block of
+     * unabsorb_v: 1.3 → 2.5 ms at B8 H128) keep reduceLanes: their outputs may still differ in the last bit between a
+     * step run before C2 and one after.
      */
     static float sum(FloatVector v) {
         // one small method per level: C2 inlines methods of up to 35 bytes of bytecode at any call site, and a sum at
