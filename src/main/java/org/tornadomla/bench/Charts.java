@@ -37,10 +37,7 @@ public final class Charts {
         int k = switch (base) {
             case "java-fast" -> 0;
             case "java-reference" -> 1;
-            case "tornado", "tornado-opencl" -> 2;
-            case "tornado-ptx" -> 3;
-            case "tornado-cuda" -> 4;
-            case "libtorch", "pytorch" -> 8;
+            case "tornado" -> 2;
             default -> Math.floorMod(name.hashCode(), PALETTE.length);
         };
         return PALETTE[k];

@@ -252,12 +252,9 @@ public final class DecodeBench {
      */
     public Timing time(GraphExecutor executor, double budgetMs, int minIterations) {
         KernelGraph graph = graph(executor).graph();
-        boolean cold = TIMED.add(executor.getClass().getName() + " " + shape.path() + " " + shape.dtype());
+        boolean cold = Timing.firstOfKind("attention " + executor.getClass().getName() + " " + shape.path() + " " + shape.dtype());
         return Timing.measure(() -> executor.execute(graph), budgetMs, minIterations, cold);
     }
-
-    /** The kinds of step timed so far in this JVM ({@link #time}). */
-    private static final java.util.Set<String> TIMED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** n rows of width d: Σ_k u_k·v_k over rank 8, every 64th channel ×10 (outliers), plus N(0, 0.05²) noise. */
     static float[] structuredLatent(SplittableRandom rnd, int n, int d) {

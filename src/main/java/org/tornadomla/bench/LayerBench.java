@@ -164,16 +164,13 @@ public final class LayerBench {
         return out;
     }
 
-    /** The kinds of layer step (executor class, path, cache dtype) timed in this JVM already. */
-    private static final java.util.Set<String> TIMED = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
     /**
      * Whether this is the first layer step of its kind in this JVM: its projections' and attention's kernels are not
      * compiled yet, so it gets {@link Timing}'s cold warm-up whatever the budget (a first --quick layer shape, B1 T64
      * at hidden 1024, had timed 300–460 ms a step against 9–33 for the larger shapes after it).
      */
     private static boolean cold(GraphExecutor executor, AttentionPath path, CacheDtype dtype) {
-        return TIMED.add(executor.getClass().getName() + " " + path + " " + dtype);
+        return Timing.firstOfKind("layer " + executor.getClass().getName() + " " + path + " " + dtype);
     }
 
     private static void step(MlaLayer layer, LatentCache cache, float[] x, float[] y, AttentionOptions opt, int context) {

@@ -39,9 +39,18 @@ public record Timing(double meanMs, double medianMs, double bestMs, int iteratio
     /** Budgets from this one on (--quick's) time figures: they get the full {@link #WARM_UP_MS}. */
     static final double FIGURES_MS = 400;
     /** Budgets from this one on get the full warm-up for a cold step. */
-    static final double COLD_MS = 100;
-    /** {@link #COLD_MS} for the commands: below it a cold step is not warmed up fully, and they say so. */
-    public static final double COLD_BUDGET_MS = COLD_MS;
+    public static final double COLD_MS = 100;
+
+    /** The kinds of step timed in this JVM already (see {@link #firstOfKind}). */
+    private static final java.util.Set<String> TIMED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Whether a step of this kind (the executor class and what selects its kernels) is timed for the first time in
+     * this JVM: its kernels are not compiled yet, so it is cold ({@link #measure(Runnable, double, int, boolean)}).
+     */
+    public static boolean firstOfKind(String kind) {
+        return TIMED.add(kind);
+    }
 
     /**
      * The fewest warm-up runs of a cold step, within the cap: a step's kernels that C2 has not compiled yet can take

@@ -233,9 +233,9 @@ public final class BenchCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         String busy = Timing.busyHost();
         if (busy != null) out.println(busy);
-        if (budget < Timing.COLD_BUDGET_MS) {
+        if (budget < Timing.COLD_MS) {
             out.printf(Locale.ROOT, "note: --budget-ms %.0f is below %.0f: a step is timed without waiting for the JIT, so the figures check "
-                    + "that the shapes run rather than time them%n", budget, Timing.COLD_BUDGET_MS);
+                    + "that the shapes run rather than time them%n", budget, Timing.COLD_MS);
         }
 
         Roofline.Limits limits = null;

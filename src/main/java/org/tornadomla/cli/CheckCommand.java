@@ -94,9 +94,7 @@ public final class CheckCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         boolean tornado = KernelOptions.isTornado(backend);
         if (plainKernels && !tornado) throw new MlaException("--plain-kernels needs --backend tornado");
-        if (device != null && tornado && !backend.equals("tornado")) {
-            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
-        }
+        String name = KernelOptions.withDevice(backend, device);
         if (tol != null && !(tol >= 0)) throw new MlaException("--tol must be >= 0, found " + tol);
         int d = hidden != null ? hidden : quick ? 256 : 2048;
         if (d < 1) throw new MlaException("--hidden must be >= 1, found " + d);
@@ -112,11 +110,9 @@ public final class CheckCommand implements Callable<Integer> {
         // the kernel sets: on TornadoVM plain @Parallel kernels and the KernelContext ones; on the JVM only one
         Map<String, GraphExecutor> sets = new LinkedHashMap<>();
         if (tornado) {
-            String name = device != null ? "tornado:" + device : backend;
             sets.put("plain", Backends.create(name, new Backends.Options(0, null, false)));
             if (!plainKernels) sets.put("kernel-context", Backends.create(name, new Backends.Options(0, null, true)));
         } else {
-            if (device != null) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
             sets.put("plain", Backends.create(backend));
         }
         String where = sets.values().iterator().next().device();

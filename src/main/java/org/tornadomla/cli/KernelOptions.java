@@ -46,22 +46,28 @@ public final class KernelOptions {
     /** The executor for --backend (or {@link #defaultBackend()})/--device; --profile prints to {@code out}. */
     GraphExecutor executor(PrintWriter out) {
         String backend = this.backend == null ? defaultBackend() : this.backend;
-        boolean tornado = isTornado(backend);
-        if ((profile || plainKernels) && !tornado) {
+        if ((profile || plainKernels) && !isTornado(backend)) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }
-        if (device != null && !tornado) {
-            throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
-        }
-        if (device != null && !backend.equals("tornado")) {
-            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
-        }
-        return Backends.create(device != null ? "tornado:" + device : backend, new Backends.Options(0, profile ? out : null, !plainKernels));
+        return Backends.create(withDevice(backend, device), new Backends.Options(0, profile ? out : null, !plainKernels));
     }
 
     /** Whether {@code backend} is TornadoVM's: "tornado", or "tornado:B:D" naming its device. */
     static boolean isTornado(String backend) {
         return backend.equals("tornado") || backend.startsWith("tornado:");
+    }
+
+    /**
+     * The backend to create for --backend and --device: "tornado:B:D" from --device; refused where --device goes with
+     * a backend that runs on the JVM, or with one that names its device already (tornado:B:D).
+     */
+    static String withDevice(String backend, String device) {
+        if (device == null) return backend;
+        if (!isTornado(backend)) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
+        if (!backend.equals("tornado")) {
+            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
+        }
+        return "tornado:" + device;
     }
 
     CacheDtype dtype() {

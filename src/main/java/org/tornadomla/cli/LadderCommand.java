@@ -60,14 +60,10 @@ public final class LadderCommand implements Callable<Integer> {
         LadderSetup s = new LadderSetup(heads, context, 42);
         if (docs) return writeDocs(out, s);
         boolean tornado = KernelOptions.isTornado(backend);
-        if (device != null && !tornado) throw new MlaException("--device " + device + " needs --backend tornado (the " + backend + " backend runs on the JVM)");
-        if (device != null && !backend.equals("tornado")) {
-            throw new MlaException("--backend " + backend + " and --device " + device + " both name a device: give one of them");
-        }
+        String name = KernelOptions.withDevice(backend, device);
         if (step != null && !tornado && Steps.all().get(step - 1).tornadoOnly()) {
             throw new MlaException("step " + step + " (" + Steps.all().get(step - 1).title() + ") runs only on TornadoVM: add --backend tornado");
         }
-        String name = device != null ? "tornado:" + device : backend;
         try (GraphExecutor plain = Backends.create(name, new Backends.Options(0, null, false));
              GraphExecutor kernelContext = tornado ? Backends.create(name, new Backends.Options(0, null, true)) : null) {
             out.printf("kernel ladder: one decode step of the attention core, H=%d, T=%d, d_c 512, d_r 64, on %s%n", heads, context, plain.device());
