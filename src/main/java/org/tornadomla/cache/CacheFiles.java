@@ -62,7 +62,9 @@ public final class CacheFiles {
      * {@code MlaLayer.newCache}, or {@link LatentCache#bind} it to the layer's identity), and, with nothing written,
      * for a sequence holding NaN or ±∞ (which {@link #importInto} would refuse), and for a {@code file} that exists
      * unless {@code options} hold {@link StandardCopyOption#REPLACE_EXISTING}: one wrong path in a server's settings
-     * must not turn a checkpoint or another sequence's file into this one. The file is written whole or not at all.
+     * must not turn a checkpoint or another sequence's file into this one, nor one that another process or thread
+     * creates while this one is written (the file is published only under a free name: a hard link, where the file
+     * system has them). The file is written whole or not at all.
      */
     public static void export(LatentCache cache, int b, Path file, StandardCopyOption... options) {
         Objects.requireNonNull(cache, "cache");
@@ -114,7 +116,10 @@ public final class CacheFiles {
                 }
             }
         }
-        w.write(file);                            // the writer holds copies of the rows
+        // the writer holds copies of the rows; without REPLACE_EXISTING the file is published only under a free name,
+        // also if one appeared after the check above
+        if (replace) w.write(file);
+        else w.writeNew(file);
     }
 
     /** {@code v}, refused for export where it holds NaN or ±∞ (naming the tensor, token and column). */

@@ -76,8 +76,24 @@ public final class OutputFiles {
 
     /** Writes {@code target} atomically with {@code content}, after {@link #check}ing it against {@code inputs}. */
     public static void write(Path target, Collection<Path> inputs, Content content) {
+        write(target, inputs, content, true);
+    }
+
+    /**
+     * Writes {@code target} as {@link #write(Path, Content)} does, but only as a new file: refused, with nothing
+     * written, where a file or link of that name exists, and also where one appears while the content is written
+     * (another process, another thread): the finished file is published with a hard link, which the file system makes
+     * only if the name is free, in one step. Where the file system has no hard links, the name is checked once more
+     * and the file renamed there, which leaves a window of a few system calls.
+     */
+    public static void writeNew(Path target, Content content) {
+        write(target, List.of(), content, false);
+    }
+
+    private static void write(Path target, Collection<Path> inputs, Content content, boolean replace) {
         Objects.requireNonNull(content, "content");
         Path real = resolve(target, inputs);
+        if (!replace) refuseExisting(target, real);
         Path dir = real.getParent();
         Path tmp = null;
         try {
@@ -93,8 +109,12 @@ public final class OutputFiles {
             if (keep != null) Files.setPosixFilePermissions(tmp, keep);
             // the target may have changed while we wrote: check again right before the rename
             resolve(target, inputs);
-            Files.move(tmp, real, StandardCopyOption.ATOMIC_MOVE);
-            tmp = null;
+            if (!replace) {
+                publishNew(target, real, tmp);
+            } else {
+                Files.move(tmp, real, StandardCopyOption.ATOMIC_MOVE);
+                tmp = null;
+            }
         } catch (AtomicMoveNotSupportedException e) {
             throw new MlaException("cannot write " + target + ": this file system cannot replace a file atomically");
         } catch (IOException e) {
@@ -107,6 +127,28 @@ public final class OutputFiles {
                     // best effort: the target itself was never touched
                 }
             }
+        }
+    }
+
+    private static void refuseExisting(Path target, Path real) {
+        if (Files.exists(real, LinkOption.NOFOLLOW_LINKS)) {
+            throw new MlaException("cannot write " + target + ": it exists and was left as it is; expected a new path");
+        }
+    }
+
+    /** Gives the written {@code tmp} the name {@code real} only if no file has it (the caller removes tmp). */
+    private static void publishNew(Path target, Path real, Path tmp) throws IOException {
+        try {
+            try {
+                Files.createLink(real, tmp);                 // link(2): fails with EEXIST, never replaces
+            } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
+                if (e instanceof FileAlreadyExistsException f) throw f;
+                refuseExisting(target, real);                // no hard links here: check, then rename (not ATOMIC_MOVE, which replaces)
+                Files.move(tmp, real);
+            }
+        } catch (FileAlreadyExistsException e) {
+            throw new MlaException("cannot write " + target + ": a file of that name appeared while this one was written, and was left as it is; "
+                    + "expected a new path");
         }
     }
 

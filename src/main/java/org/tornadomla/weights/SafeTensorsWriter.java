@@ -104,6 +104,16 @@ public final class SafeTensorsWriter {
     /** Writes the file, refusing a target that is one of {@code inputs} (see {@link OutputFiles}). */
     public void write(Path target, Collection<Path> inputs) {
         OutputFiles.check(target, inputs);
+        OutputFiles.write(target, inputs, this::writeTo);
+    }
+
+    /** Writes the file only as a new one: refused where {@code target} exists or appears meanwhile ({@link OutputFiles#writeNew}). */
+    public void writeNew(Path target) {
+        OutputFiles.check(target, List.of());
+        OutputFiles.writeNew(target, this::writeTo);
+    }
+
+    private void writeTo(java.io.OutputStream out) throws java.io.IOException {
         JsonObject header = new JsonObject();
         Map<String, String> meta = new LinkedHashMap<>(metadata);
         if (checksums) {
@@ -131,13 +141,11 @@ public final class SafeTensorsWriter {
         }
         byte[] json = header.toString().getBytes(StandardCharsets.UTF_8);
         int padded = (json.length + 7) / 8 * 8;               // data starts 8-byte aligned
-        OutputFiles.write(target, inputs, out -> {
-            ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(padded);
-            out.write(len.array());
-            out.write(json);
-            for (int i = json.length; i < padded; i++) out.write(' ');
-            for (Entry e : entries) writeData(out, e);
-        });
+        ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(padded);
+        out.write(len.array());
+        out.write(json);
+        for (int i = json.length; i < padded; i++) out.write(' ');
+        for (Entry e : entries) writeData(out, e);
     }
 
     /** CRC32C of the bytes {@link #writeData} writes for e. */

@@ -147,4 +147,36 @@ class OutputFilesTest {
         assertTrue(Files.isSymbolicLink(link));
         assertEquals("new", Files.readString(real));
     }
+
+    /**
+     * writeNew never replaces: not a file that is there before, and not one that appears while the content is being
+     * written (the content itself creates it here, standing in for another process); no temporary file stays behind.
+     */
+    @Test
+    void writeNewRefusesAFileThatExistsOrAppearsMeanwhile() throws IOException {
+        Path fresh = dir.resolve("fresh.bin");
+        OutputFiles.writeNew(fresh, text("mine"));
+        assertEquals("mine", Files.readString(fresh));
+
+        String m = assertThrows(MlaException.class, () -> OutputFiles.writeNew(fresh, text("again"))).getMessage();
+        assertTrue(m.contains("exists") && m.contains(fresh.toString()), m);
+        assertEquals("mine", Files.readString(fresh));
+
+        Path racy = dir.resolve("racy.bin");
+        m = assertThrows(MlaException.class, () -> OutputFiles.writeNew(racy, out -> {
+            Files.writeString(racy, "theirs");                 // appears after the first check, before the publish
+            out.write("ours".getBytes(StandardCharsets.UTF_8));
+        })).getMessage();
+        assertTrue(m.contains("appeared") && m.contains(racy.toString()), m);
+        assertEquals("theirs", Files.readString(racy), "the other writer's file is left as it is");
+
+        Path link = dir.resolve("link.bin");
+        Files.createSymbolicLink(link, fresh);
+        assertThrows(MlaException.class, () -> OutputFiles.writeNew(link, text("via link")));
+        assertEquals("mine", Files.readString(fresh));
+        try (var st = Files.list(dir)) {
+            assertEquals(List.of("fresh.bin", "link.bin", "racy.bin"), st.map(q -> q.getFileName().toString()).sorted().toList(),
+                    "no temporary file left");
+        }
+    }
 }
