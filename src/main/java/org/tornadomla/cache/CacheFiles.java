@@ -173,8 +173,12 @@ public final class CacheFiles {
     public static void importInto(LatentCache cache, int b, Path file) {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(cache, "cache");
-        synchronized (CacheStorage.of(cache)) {     // the cache's own lock (LatentCache): one call at a time per cache
-            CacheStorage.of(cache).checkSequence(b);
+        // the file is read and checked before the cache's own lock (LatentCache) is taken, so that a step on the cache
+        // does not wait for the disk; the batch, widths, dtype and capacity checked meanwhile never change
+        CacheStorage.of(cache).checkSequence(b);
+        Runnable write;
+        CacheIdentity fileId;
+        {
             try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
                 Map<String, String> meta = f.metadata();
                 String format = meta.get("format");
@@ -188,7 +192,7 @@ public final class CacheFiles {
                 if (!FORMAT.equals(format)) {
                     throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
                 }
-                CacheIdentity fileId = identity(file, meta);
+                fileId = identity(file, meta);
                 MlaConfig config = fileId.config();
                 if (config.sparse() != cache.sparse()) {
                     throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
@@ -198,7 +202,7 @@ public final class CacheFiles {
                     throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
                             + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
                 }
-                if (cache.identity() != null) {
+                if (cache.identity() != null) {                               // checked again under the lock
                     CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
                 }
                 if (!cache.dtype().toString().equals(meta.get("dtype"))) {
@@ -253,17 +257,27 @@ public final class CacheFiles {
                     byte[][] codes = new byte[1][];
                     float[][] indexScales = new float[1][];
                     if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
-                    CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
-                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                    write = () -> {
+                        CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
+                        if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                    };
                 } else {
                     byte[][] codes = new byte[1][];
                     float[][] indexScales = new float[1][];
                     if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
-                    CacheStorage.of(cache).write(b, finite(f, file, "kv_cache", config.kvLoraRank()), finite(f, file, "pe_cache", config.qkRopeHeadDim()));
-                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                    float[] latent = finite(f, file, "kv_cache", config.kvLoraRank()), ropeKey = finite(f, file, "pe_cache", config.qkRopeHeadDim());
+                    write = () -> {
+                        CacheStorage.of(cache).write(b, latent, ropeKey);
+                        if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                    };
                 }
-                CacheStorage.of(cache).bind(fileId);                          // a cache without an identity takes the file's
             }
+        }
+        synchronized (CacheStorage.of(cache)) {     // one call at a time per cache
+            // another thread may have bound the cache (a step, an import) while the file was read
+            if (cache.identity() != null) CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
+            write.run();
+            CacheStorage.of(cache).bind(fileId);                              // a cache without an identity takes the file's
         }
     }
 

@@ -155,4 +155,47 @@ class CacheFilesTest {
         assertTrue(assertThrows(MlaException.class, () -> CacheFiles.importInto(small, 0, notACache)).getMessage().contains("not a latent-cache file"));
         assertTrue(Files.size(file) > 6 * 40 * 2);
     }
+
+    /**
+     * An import reads and checks its file before it takes the cache's lock: while another thread holds it (a step on
+     * the cache), a bad file is refused at once instead of after the step, and a good one lands once the lock is free.
+     */
+    @Test
+    void importReadsItsFileBeforeTakingTheCachesLock() throws Exception {
+        MlaConfig c = TestData.small();
+        MlaLayer layer = new MlaLayer(MlaWeights.random(c, 8));
+        LatentCache cache = layer.newCache(1, 16, CacheDtype.F32);
+        layer.prefill(cache, TestData.gaussian(2, 3 * c.hiddenSize()), 3, AttentionPath.ABSORBED);
+        Path good = dir.resolve("good.safetensors"), bad = dir.resolve("bad.safetensors");
+        CacheFiles.export(cache, 0, good);
+        Files.write(bad, new byte[] {1, 2, 3});
+        LatentCache target = layer.newCache(1, 16, CacheDtype.F32);
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1), release = new java.util.concurrent.CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (CacheStorage.of(target)) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        holder.start();
+        held.await();
+        Thread importer = new Thread(() -> CacheFiles.importInto(target, 0, good));
+        try {
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
+                    () -> assertThrows(MlaException.class, () -> CacheFiles.importInto(target, 0, bad)), "a bad file waited for the lock");
+            importer.start();
+            importer.join(300);
+            assertTrue(importer.isAlive(), "the good file's rows wait for the lock");
+        } finally {
+            release.countDown();
+            holder.join();
+        }
+        importer.join();
+        assertEquals(3, target.length(0));
+        assertArrayEquals(cache.latent(0), target.latent(0));
+    }
 }
