@@ -2,6 +2,8 @@ package org.tornadomla.fast;
 
 import jdk.incubator.vector.FloatVector;
 
+import static jdk.incubator.vector.VectorOperators.FMA;
+
 import static org.tornadomla.fast.Vec.F;
 import static org.tornadomla.fast.Vec.L;
 
@@ -57,7 +59,8 @@ import static org.tornadomla.fast.Vec.L;
  *   core over one 64-row tile in cache, 16 heads: 86–87 → 99 GFLOP/s (peak 115); B1 H16 in {@code ./mla bench
  *   --breakdown}, alternating, scores 0.75–0.88 → 0.57–0.63 ms at T4096 and 3.86–3.93 → 2.95–3.05 at T16384;
  *   GeometryTasks 512 + 64 / 16 86.7, 86.1, 67.4 → 96.5, 105.0, 75.9 GFLOP/s (2-vCPU EPYC, family 25 model 17,
- *   2026-12-04).</li>
+ *   2026-12-04). Opt-in since 2026-12-07 (version 15): the only 256-bit kernel among 512-bit ones, it let C2 compile
+ *   16 heads ten times slower in some JVMs; its FMAs and stores now keep to its own type profiles.</li>
  *   <li>16 registers: the scores in blocks of 4 rows × 2 head vectors (s4x2) instead of 6 × 2, the odd head vector 8
  *   rows × 1 (s8x1). The JIT's machine code of s6x2 with 256-bit vectors (hsdis) kept two of its 12 accumulators on
  *   the stack, a reload, FMA and store per column chained through memory. On a 2-vCPU Zen 5 run as an AVX2 machine
@@ -153,8 +156,9 @@ final class Gemm {
      * ones ({@link #s16x1}). With one head vector a block needs a broadcast of a cached number per FMA, and on an AMD
      * Zen 4, whose 512-bit FMAs run as two 256-bit halves, that mix kept s16x1 at about 75 % of a core's peak; 8 rows ×
      * two half-width head vectors need one broadcast per two FMAs at the same FLOPs per cycle. Where the FMA units are
-     * 512 bits wide (Zen 5, Intel's AVX-512 cores) half-width vectors halve the peak, so this is on only for a Zen 4:
-     * an AMD CPU of family 25 (Zen 3 and Zen 4) with 512-bit vectors (Zen 3 has none). {@code
+     * 512 bits wide (Zen 5, Intel's AVX-512 cores) half-width vectors halve the peak. Off by default everywhere (it was
+     * on for a Zen 4 until 2026-12-07): a 256-bit kernel in a JVM of 512-bit ones let C2 compile 16 heads about ten times
+     * slower in some JVMs ({@link KernelChoices#autoHalfScores}, {@link #s8x2h}). {@code
      * -Dtornadomla.fast.halfScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
     static final boolean HALF_SCORES = KernelChoices.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores(F.vectorBitSize()));
@@ -836,6 +840,14 @@ final class Gemm {
      * 8 rows × one head vector of 16 heads held as two 256-bit halves (16 accumulators of 8 heads; 2 loads of Qᵀ and 8
      * broadcasts per 16 FMAs), Qᵀ's columns L apart as for {@link #s16x1}. For {@link #HALF_SCORES}. Reading the next
      * 8 rows ahead as s16x1Ahead does made it slower on the Zen 4 (B1 H16 T16384 scores 2.95–3.05 ms without, 3.31–3.65 with).
+     *
+     * <p>Its FMAs are {@code lanewise(FMA, …)} calls, not {@code fma(…)}: the only 256-bit kernel in a JVM of 512-bit
+     * ones. {@code FloatVector.fma} is one method shared by every kernel, and its call of the vector class's {@code
+     * lanewise} has one receiver-type profile, nearly all 512-bit; C2 inlined that profile into this kernel, guarded
+     * both classes, and 16 heads ran about ten times slower for the whole JVM, in 3 JVMs of 12 on a Zen 5 set to this
+     * kernel (docs/cpu-kernels.md §6). A call of {@code lanewise} here has a profile of its own, which sees only 256-bit
+     * vectors; the stores go the same way ({@link #storeHalf}), and nothing here touches the shared profiles the 512-bit
+     * kernels are compiled from.
      */
     private static void s8x2h(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
         FloatVector a00 = FloatVector.zero(H), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
@@ -843,30 +855,46 @@ final class Gemm {
         for (int c = 0; c < w; c++) {
             FloatVector q0 = FloatVector.fromArray(H, qt, c * L + h0), q1 = FloatVector.fromArray(H, qt, c * L + h0 + HL);
             FloatVector b = FloatVector.broadcast(H, k[off + c]);
-            a00 = q0.fma(b, a00); a01 = q1.fma(b, a01);
+            a00 = q0.lanewise(FMA, b, a00); a01 = q1.lanewise(FMA, b, a01);
             b = FloatVector.broadcast(H, k[off + ROW + c]);
-            a10 = q0.fma(b, a10); a11 = q1.fma(b, a11);
+            a10 = q0.lanewise(FMA, b, a10); a11 = q1.lanewise(FMA, b, a11);
             b = FloatVector.broadcast(H, k[off + 2 * ROW + c]);
-            a20 = q0.fma(b, a20); a21 = q1.fma(b, a21);
+            a20 = q0.lanewise(FMA, b, a20); a21 = q1.lanewise(FMA, b, a21);
             b = FloatVector.broadcast(H, k[off + 3 * ROW + c]);
-            a30 = q0.fma(b, a30); a31 = q1.fma(b, a31);
+            a30 = q0.lanewise(FMA, b, a30); a31 = q1.lanewise(FMA, b, a31);
             b = FloatVector.broadcast(H, k[off + 4 * ROW + c]);
-            a40 = q0.fma(b, a40); a41 = q1.fma(b, a41);
+            a40 = q0.lanewise(FMA, b, a40); a41 = q1.lanewise(FMA, b, a41);
             b = FloatVector.broadcast(H, k[off + 5 * ROW + c]);
-            a50 = q0.fma(b, a50); a51 = q1.fma(b, a51);
+            a50 = q0.lanewise(FMA, b, a50); a51 = q1.lanewise(FMA, b, a51);
             b = FloatVector.broadcast(H, k[off + 6 * ROW + c]);
-            a60 = q0.fma(b, a60); a61 = q1.fma(b, a61);
+            a60 = q0.lanewise(FMA, b, a60); a61 = q1.lanewise(FMA, b, a61);
             b = FloatVector.broadcast(H, k[off + 7 * ROW + c]);
-            a70 = q0.fma(b, a70); a71 = q1.fma(b, a71);
+            a70 = q0.lanewise(FMA, b, a70); a71 = q1.lanewise(FMA, b, a71);
         }
-        a00.intoArray(st, s0); a01.intoArray(st, s0 + HL);
-        a10.intoArray(st, s0 + hp); a11.intoArray(st, s0 + hp + HL);
-        a20.intoArray(st, s0 + 2 * hp); a21.intoArray(st, s0 + 2 * hp + HL);
-        a30.intoArray(st, s0 + 3 * hp); a31.intoArray(st, s0 + 3 * hp + HL);
-        a40.intoArray(st, s0 + 4 * hp); a41.intoArray(st, s0 + 4 * hp + HL);
-        a50.intoArray(st, s0 + 5 * hp); a51.intoArray(st, s0 + 5 * hp + HL);
-        a60.intoArray(st, s0 + 6 * hp); a61.intoArray(st, s0 + 6 * hp + HL);
-        a70.intoArray(st, s0 + 7 * hp); a71.intoArray(st, s0 + 7 * hp + HL);
+        storeHalf(a00, st, s0); storeHalf(a01, st, s0 + HL);
+        storeHalf(a10, st, s0 + hp); storeHalf(a11, st, s0 + hp + HL);
+        storeHalf(a20, st, s0 + 2 * hp); storeHalf(a21, st, s0 + 2 * hp + HL);
+        storeHalf(a30, st, s0 + 3 * hp); storeHalf(a31, st, s0 + 3 * hp + HL);
+        storeHalf(a40, st, s0 + 4 * hp); storeHalf(a41, st, s0 + 4 * hp + HL);
+        storeHalf(a50, st, s0 + 5 * hp); storeHalf(a51, st, s0 + 5 * hp + HL);
+        storeHalf(a60, st, s0 + 6 * hp); storeHalf(a61, st, s0 + 6 * hp + HL);
+        storeHalf(a70, st, s0 + 7 * hp); storeHalf(a71, st, s0 + 7 * hp + HL);
+    }
+
+    /**
+     * The 8 lanes of a 256-bit accumulator of {@link #s8x2h} into a[at …], a lane at a time: {@code lane(i)} is an
+     * abstract method, so its calls here carry this method's own receiver profile (only 256-bit vectors), where {@code
+     * intoArray} is one method of every kernel whose inner call's profile is nearly all 512-bit (see s8x2h).
+     */
+    private static void storeHalf(FloatVector v, float[] a, int at) {
+        a[at] = v.lane(0);
+        a[at + 1] = v.lane(1);
+        a[at + 2] = v.lane(2);
+        a[at + 3] = v.lane(3);
+        a[at + 4] = v.lane(4);
+        a[at + 5] = v.lane(5);
+        a[at + 6] = v.lane(6);
+        a[at + 7] = v.lane(7);
     }
 
     /** 6 heads × 4 latent vectors: 24 accumulators; per cached row 4 loads of K and 6 broadcasts of P for 24 FMAs. */

@@ -234,9 +234,16 @@ public final class KernelChoices {
         return !"GenuineIntel".equals(cpuInfo("vendor_id"));
     }
 
-    /** 16 heads' scores on 256-bit halves (Gemm.HALF_SCORES): an AMD family 25 CPU (Zen 4) with 512-bit vectors. */
+    /**
+     * 16 heads' scores on 256-bit halves (Gemm.HALF_SCORES): nowhere by default since 2026-12-07. It was an AMD family
+     * 25 CPU (Zen 4) with 512-bit vectors, where it made those scores 10–25 % faster, but it is the one kernel that puts
+     * 256-bit vectors in a JVM of 512-bit ones, and in some JVMs (3 of 12 in one run) C2 then compiled 16 heads about ten
+     * times slower for the whole JVM (docs/cpu-kernels.md §6). Gemm.s8x2h now keeps out of the profiles the other
+     * kernels share, and no JVM of 20 collapsed after that, but a rare collapse costs more than the gain, so it is
+     * opt-in ({@code -Dtornadomla.fast.halfScores=true}, or {@code mla tune} where it measures faster).
+     */
     static boolean autoHalfScores(int vectorBits) {
-        return vectorBits >= 512 && "AuthenticAMD".equals(cpuInfo("vendor_id")) && "25".equals(cpuInfo("cpu family"));
+        return false;
     }
 
     /** The values and the tiled path over runs of two tiles (FastAttention.VALUES_RUN): where tiles are touched. */
@@ -246,10 +253,11 @@ public final class KernelChoices {
 
     /**
      * A tile touched before 16 heads' scores (Gemm.TOUCH_SCORES): where tiles are touched, the blocks have 32 registers
-     * and the scores run on full 512-bit vectors (a Zen 5).
+     * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4, whose tiled path's 16 heads
+     * ran 5–9 % faster untouched): a Zen 5.
      */
     static boolean autoTouchScores(boolean touch, boolean regs32, boolean halfScores) {
-        return touch && regs32 && !halfScores;
+        return touch && regs32 && !halfScores && !("AuthenticAMD".equals(cpuInfo("vendor_id")) && "25".equals(cpuInfo("cpu family")));
     }
 
     /**
