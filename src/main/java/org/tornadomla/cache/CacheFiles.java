@@ -178,107 +178,110 @@ public final class CacheFiles {
         CacheStorage.of(cache).checkSequence(b);
         Runnable write;
         CacheIdentity fileId;
-        {
-            try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
-                Map<String, String> meta = f.metadata();
-                String format = meta.get("format");
-                if (FORMAT_1.equals(format)) {
-                    throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
+        try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
+            Map<String, String> meta = f.metadata();
+            String format = meta.get("format");
+            if (FORMAT_1.equals(format)) {
+                throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
+            }
+            if (FORMAT_2.equals(format)) {
+                throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
+                        + "export it again with this version");
+            }
+            if (!FORMAT.equals(format)) {
+                throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
+            }
+            fileId = identity(file, meta);
+            MlaConfig config = fileId.config();
+            if (config.sparse() != cache.sparse()) {
+                throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
+                        : "a dense cache's file, the target cache is sparse (it also needs the indexer's keys, which the file does not hold)"));
+            }
+            if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
+                throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
+                        + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
+            }
+            if (cache.identity() != null) {                               // checked again under the lock
+                CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
+            }
+            if (!cache.dtype().toString().equals(meta.get("dtype"))) {
+                throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
+            }
+            String len = meta.get("length");
+            if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
+                throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
+            }
+            int n = Integer.parseInt(len);
+            if (n > cache.capacity()) {
+                throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
+            }
+            List<Tensor> expected = tensors(cache.dtype(), config);
+            Set<String> names = new HashSet<>(f.names());
+            for (Tensor t : expected) {
+                TensorInfo info = f.info(t.name);
+                if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
+                if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
+                info.requireShape(n, t.width);
+                verifyChecksum(f, file, t.name, meta);
+                names.remove(t.name);
+            }
+            if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
+            Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
+            for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
+            for (String key : meta.keySet()) {
+                if (!keys.contains(key)) {
+                    throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
+                            + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
                 }
-                if (FORMAT_2.equals(format)) {
-                    throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
-                            + "export it again with this version");
-                }
-                if (!FORMAT.equals(format)) {
-                    throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
-                }
-                fileId = identity(file, meta);
-                MlaConfig config = fileId.config();
-                if (config.sparse() != cache.sparse()) {
-                    throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
-                            : "a dense cache's file, the target cache is sparse (it also needs the indexer's keys, which the file does not hold)"));
-                }
-                if (cache.kvLoraRank() != config.kvLoraRank() || cache.ropeDim() != config.qkRopeHeadDim()) {
-                    throw new MlaException(file + ": rows of [" + config.kvLoraRank() + " + " + config.qkRopeHeadDim() + "] (kv_lora_rank + qk_rope_head_dim), the target cache's are ["
-                            + cache.kvLoraRank() + " + " + cache.ropeDim() + "]");
-                }
-                if (cache.identity() != null) {                               // checked again under the lock
-                    CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
-                }
-                if (!cache.dtype().toString().equals(meta.get("dtype"))) {
-                    throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
-                }
-                String len = meta.get("length");
-                if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
-                    throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
-                }
-                int n = Integer.parseInt(len);
-                if (n > cache.capacity()) {
-                    throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
-                }
-                List<Tensor> expected = tensors(cache.dtype(), config);
-                Set<String> names = new HashSet<>(f.names());
-                for (Tensor t : expected) {
-                    TensorInfo info = f.info(t.name);
-                    if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
-                    if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
-                    info.requireShape(n, t.width);
-                    verifyChecksum(f, file, t.name, meta);
-                    names.remove(t.name);
-                }
-                if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
-                Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
-                for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
-                for (String key : meta.keySet()) {
-                    if (!keys.contains(key)) {
-                        throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
-                                + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
-                    }
-                }
+            }
 
-                if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
-                    boolean fp8 = cache.dtype() == CacheDtype.FP8;
-                    String vn = expected.get(0).name;
-                    byte[] values = f.readBytes(vn, expected.get(0).dtype);
-                    if (fp8) {
-                        for (int i = 0; i < values.length; i++) {
-                            if ((values[i] & 0x7F) == 0x7F) throw new MlaException(file + ": tensor " + vn + " holds the e4m3 NaN code 0x"
-                                    + HexFormat.of().toHexDigits(values[i]) + " at " + at(i, expected.get(0).width));
-                        }
+            if (cache.dtype() == CacheDtype.INT8 || cache.dtype() == CacheDtype.FP8) {
+                boolean fp8 = cache.dtype() == CacheDtype.FP8;
+                String vn = expected.get(0).name;
+                byte[] values = f.readBytes(vn, expected.get(0).dtype);
+                if (fp8) {
+                    for (int i = 0; i < values.length; i++) {
+                        if ((values[i] & 0x7F) == 0x7F) throw new MlaException(file + ": tensor " + vn + " holds the e4m3 NaN code 0x"
+                                + HexFormat.of().toHexDigits(values[i]) + " at " + at(i, expected.get(0).width));
                     }
-                    float[] scales = f.readFloats("kv_cache_scales");
-                    for (int i = 0; i < scales.length; i++) {
-                        if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
-                            throw new MlaException(file + ": tensor kv_cache_scales holds " + scales[i] + " at " + at(i, expected.get(1).width)
-                                    + "; scales must be finite and >= 0");
-                        }
-                    }
-                    float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
-                    byte[][] codes = new byte[1][];
-                    float[][] indexScales = new float[1][];
-                    if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
-                    write = () -> {
-                        CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
-                        if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
-                    };
-                } else {
-                    byte[][] codes = new byte[1][];
-                    float[][] indexScales = new float[1][];
-                    if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
-                    float[] latent = finite(f, file, "kv_cache", config.kvLoraRank()), ropeKey = finite(f, file, "pe_cache", config.qkRopeHeadDim());
-                    write = () -> {
-                        CacheStorage.of(cache).write(b, latent, ropeKey);
-                        if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
-                    };
                 }
+                float[] scales = f.readFloats("kv_cache_scales");
+                for (int i = 0; i < scales.length; i++) {
+                    if (!(scales[i] >= 0) || Float.isInfinite(scales[i])) {
+                        throw new MlaException(file + ": tensor kv_cache_scales holds " + scales[i] + " at " + at(i, expected.get(1).width)
+                                + "; scales must be finite and >= 0");
+                    }
+                }
+                float[] rope = fp8 ? finite(f, file, "pe_cache", config.qkRopeHeadDim()) : new float[0];
+                byte[][] codes = new byte[1][];
+                float[][] indexScales = new float[1][];
+                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);      // checked before anything is written
+                write = () -> {
+                    CacheStorage.of(cache).writeQuantised(b, values, scales, rope);
+                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                };
+            } else {
+                byte[][] codes = new byte[1][];
+                float[][] indexScales = new float[1][];
+                if (config.sparse()) readIndexKeys(f, file, config, codes, indexScales);
+                float[] latent = finite(f, file, "kv_cache", config.kvLoraRank()), ropeKey = finite(f, file, "pe_cache", config.qkRopeHeadDim());
+                write = () -> {
+                    CacheStorage.of(cache).write(b, latent, ropeKey);
+                    if (config.sparse()) CacheStorage.of(cache).writeIndexKeys(b, codes[0], indexScales[0]);
+                };
             }
         }
         synchronized (CacheStorage.of(cache)) {     // one call at a time per cache
             // another thread may have bound the cache (a step, an import) while the file was read
-            if (cache.identity() != null) CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
+            requireSameIdentity(cache, fileId, file);
             write.run();
             CacheStorage.of(cache).bind(fileId);                              // a cache without an identity takes the file's
         }
+    }
+
+    /** Refused where the cache has an identity and the file's is another. */
+    private static void requireSameIdentity(LatentCache cache, CacheIdentity fileId, Path file) {
+        if (cache.identity() != null) CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
     }
 
     /** A sparse cache file's indexer keys, checked: no e4m3 NaN codes, scales finite and &gt; 0. */

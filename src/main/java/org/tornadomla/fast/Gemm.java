@@ -161,7 +161,7 @@ final class Gemm {
      * slower in some JVMs ({@link KernelChoices#autoHalfScores}, {@link #s8x2h}). {@code
      * -Dtornadomla.fast.halfScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean HALF_SCORES = KernelChoices.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores(F.vectorBitSize()));
+    static final boolean HALF_SCORES = KernelChoices.choice("tornadomla.fast.halfScores", KernelChoices.autoHalfScores());
     /**
      * Whether a tile is read through once in order ({@link Vec#touch}) before the scores of a single head vector (H ≤
      * 16) walk it ({@link #s16x1}), in place of the next 16 rows read ahead as they compute ({@link #s16x1Ahead}). At

@@ -242,8 +242,13 @@ public final class KernelChoices {
      * kernels share, and no JVM of 20 collapsed after that, but a rare collapse costs more than the gain, so it is
      * opt-in ({@code -Dtornadomla.fast.halfScores=true}, or {@code mla tune} where it measures faster).
      */
-    static boolean autoHalfScores(int vectorBits) {
+    static boolean autoHalfScores() {
         return false;
+    }
+
+    /** Whether the first processor is an AMD CPU of this {@code cpu family} (25: Zen 3 and Zen 4; 26: Zen 5). */
+    private static boolean amdFamily(String family) {
+        return "AuthenticAMD".equals(cpuInfo("vendor_id")) && family.equals(cpuInfo("cpu family"));
     }
 
     /** The values and the tiled path over runs of two tiles (FastAttention.VALUES_RUN): where tiles are touched. */
@@ -253,11 +258,11 @@ public final class KernelChoices {
 
     /**
      * A tile touched before 16 heads' scores (Gemm.TOUCH_SCORES): where tiles are touched, the blocks have 32 registers
-     * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4, whose tiled path's 16 heads
-     * ran 5–9 % faster untouched): a Zen 5.
+     * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4: its tiled path's 16 heads
+     * ran 5–9 % faster untouched, measured with the 256-bit kernel it then ran; not measured with s16x1): a Zen 5.
      */
     static boolean autoTouchScores(boolean touch, boolean regs32, boolean halfScores) {
-        return touch && regs32 && !halfScores && !("AuthenticAMD".equals(cpuInfo("vendor_id")) && "25".equals(cpuInfo("cpu family")));
+        return touch && regs32 && !halfScores && !amdFamily("25");
     }
 
     /**
@@ -270,7 +275,7 @@ public final class KernelChoices {
             case "tornadomla.fast.touch" -> autoTouch();
             case "tornadomla.fast.valuesRuns" -> autoValuesRuns(chosen.get("tornadomla.fast.touch"));
             case "tornadomla.fast.absorbStrips" -> autoAbsorbStrips();
-            case "tornadomla.fast.halfScores" -> autoHalfScores(vectorBits);
+            case "tornadomla.fast.halfScores" -> autoHalfScores();
             case "tornadomla.fast.touchScores" -> autoTouchScores(chosen.get("tornadomla.fast.touch"), regs32, chosen.get("tornadomla.fast.halfScores"));
             default -> throw new IllegalArgumentException("not a kernel choice: " + property);
         };
@@ -278,7 +283,7 @@ public final class KernelChoices {
 
     /** One row's absorb_q in strips (FastAbsorb.STRIPS): an AMD family 26 CPU (Zen 5). */
     static boolean autoAbsorbStrips() {
-        return "AuthenticAMD".equals(cpuInfo("vendor_id")) && "26".equals(cpuInfo("cpu family"));
+        return amdFamily("26");
     }
 
     /** A field of the first processor in /proc/cpuinfo ("vendor_id", "cpu family", "model"), or "" where there is none. */

@@ -139,17 +139,22 @@ public final class OutputFiles {
     /** Gives the written {@code tmp} the name {@code real} only if no file has it (the caller removes tmp). */
     private static void publishNew(Path target, Path real, Path tmp) throws IOException {
         try {
-            try {
-                Files.createLink(real, tmp);                 // link(2): fails with EEXIST, never replaces
-            } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
-                if (e instanceof FileAlreadyExistsException f) throw f;
-                refuseExisting(target, real);                // no hard links here: check, then rename (not ATOMIC_MOVE, which replaces)
-                Files.move(tmp, real);
-            }
+            Files.createLink(real, tmp);                     // link(2): fails with EEXIST, never replaces
         } catch (FileAlreadyExistsException e) {
-            throw new MlaException("cannot write " + target + ": a file of that name appeared while this one was written, and was left as it is; "
-                    + "expected a new path");
+            throw appeared(target);
+        } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
+            refuseExisting(target, real);                    // no hard links here: check, then rename (not ATOMIC_MOVE, which replaces)
+            try {
+                Files.move(tmp, real);
+            } catch (FileAlreadyExistsException f) {
+                throw appeared(target);
+            }
         }
+    }
+
+    private static MlaException appeared(Path target) {
+        return new MlaException("cannot write " + target + ": a file of that name appeared while this one was written, and was left as it is; "
+                + "expected a new path");
     }
 
     /**

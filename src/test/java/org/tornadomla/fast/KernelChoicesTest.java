@@ -170,17 +170,4 @@ class KernelChoicesTest {
         assertTrue(s.contains(" | " + Vec.F.vectorBitSize() + "-bit vectors | " + Runtime.getRuntime().availableProcessors() + " processors"), s);
     }
 
-    /**
-     * By default every java-fast kernel runs FloatVector code of one shape, the JVM's preferred one: a 256-bit kernel
-     * among 512-bit ones let C2 compile 16 heads ten times slower in some JVMs (docs/cpu-kernels.md §6). The rule picks
-     * the 256-bit kernel on no CPU, and this JVM (run with the rules, no file) has it off unless a property asks for it.
-     */
-    @org.junit.jupiter.api.Test
-    void oneVectorShapeByDefault() {
-        org.junit.jupiter.api.Assertions.assertFalse(KernelChoices.autoHalfScores(512));
-        org.junit.jupiter.api.Assertions.assertFalse(KernelChoices.autoHalfScores(256));
-        if (System.getProperty("tornadomla.fast.halfScores") == null) {
-            org.junit.jupiter.api.Assertions.assertFalse(Gemm.HALF_SCORES, "the 256-bit scores kernel is opt-in");
-        }
-    }
 }
