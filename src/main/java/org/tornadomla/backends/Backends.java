@@ -32,7 +32,10 @@ public final class Backends {
     /** What a backend may be told besides its name. */
     public record Options(int threads, PrintWriter profile, boolean kernelContext) {
         /**
-         * @param threads       java-fast: threads of a pool of its own (0: the JVM's common pool, every core)
+         * @param threads       java-fast: threads of a pool of its own, stopped when the executor closes (0: one thread per
+         *                      core, in a pool shared by every java-fast executor made with 0). Either pool's idle threads
+         *                      spin for 50 ms before they park, so that the next kernel starts at once; a machine shared
+         *                      with other work may want {@code -Dtornadomla.fast.spinMs=0}, which parks them at once
          * @param profile       tornado: where to print the profiler's kernel and copy times of every execution, or null
          * @param kernelContext tornado: run the KernelContext kernels shaped for GPUs in place of the plain ones
          */

@@ -40,6 +40,12 @@ public enum DType {
         for (DType d : values()) {
             if (d.name().equals(s)) return d;
         }
+        for (DType d : values()) {
+            if (d.name().equalsIgnoreCase(s)) {
+                throw new MlaException("tensor " + MlaException.quote(tensor) + ": unknown dtype " + MlaException.quote(s)
+                        + " (the format's dtypes are upper case: " + d.name() + ")");
+            }
+        }
         throw new MlaException("tensor " + MlaException.quote(tensor) + ": unknown dtype " + MlaException.quote(s)
                 + " (expected a safetensors dtype such as F32, BF16, F16)");
     }

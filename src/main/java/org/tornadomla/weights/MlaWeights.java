@@ -483,6 +483,10 @@ public final class MlaWeights {
         Objects.requireNonNull(path, "path");
         try (TensorSource src = TensorSource.open(path)) {
             return load(src, c, layer, dtype);
+        } catch (MlaException e) {
+            // a tensor missing, of another shape or not finite: say which checkpoint was read (the files' own errors name them already)
+            if (e.getMessage().startsWith(path.toString())) throw e;
+            throw new MlaException(path + ": " + e.getMessage(), e);
         }
     }
 

@@ -202,7 +202,19 @@ public final class SafeTensorsFile implements TensorSource {
         String where = "corrupt safetensors header: tensor " + MlaException.quote(name) + ": ";
         if (!e.isJsonObject()) throw new MlaException(where + "expected an object with dtype, shape, data_offsets, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
-        DType dtype = DType.parse(Json.string(o.get("dtype"), where + "dtype"), name);
+        if (name.startsWith("__")) {
+            // a reserved-looking key that is not __metadata__: most likely that key damaged, so say so rather than
+            // judging its fields as a tensor's
+            throw new MlaException("corrupt safetensors header: unknown key " + MlaException.quote(name) + " (the only key that is not a tensor is "
+                    + "__metadata__)");
+        }
+        String dtypeName = Json.string(o.get("dtype"), where + "dtype");
+        DType dtype;
+        try {
+            dtype = DType.parse(dtypeName, name);
+        } catch (MlaException bad) {
+            throw new MlaException("corrupt safetensors header: " + bad.getMessage());
+        }
         long[] shape = longs(o.get("shape"), where + "shape");
         long[] off = longs(o.get("data_offsets"), where + "data_offsets");
         if (off.length != 2) throw new MlaException(where + "data_offsets must be [begin, end], found " + off.length + " numbers");

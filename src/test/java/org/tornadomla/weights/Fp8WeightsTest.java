@@ -165,7 +165,7 @@ class Fp8WeightsTest {
         SafeTensorsWriter w = l.weights().to(WeightDtype.F32).addTo(new SafeTensorsWriter(), 0, DType.BF16);
         w.add(kvb + "_scale_inv", DType.F32, new long[] {3, 2}, new float[6]);
         w.write(f);
-        assertEquals("tensor '" + kvb + "_scale_inv': block scales belong to F8_E4M3 weights, but '" + kvb + "' is BF16 (a partly converted checkpoint?)",
+        assertEquals(f + ": tensor '" + kvb + "_scale_inv': block scales belong to F8_E4M3 weights, but '" + kvb + "' is BF16 (a partly converted checkpoint?)",
                 assertThrows(MlaException.class, () -> MlaWeights.load(f, c, 0)).getMessage());
         // a norm stored as F8_E4M3, a projection as F8_E5M2
         assertEquals("tensor 'model.layers.0.self_attn.kv_a_layernorm.weight': expected a float dtype for a norm weight, found F8_E4M3",
@@ -243,7 +243,8 @@ class Fp8WeightsTest {
         w.write(f);
         String m = assertThrows(MlaException.class, () -> MlaWeights.load(f, l.config(), 0)).getMessage();
         assertEquals(1, m.lines().count(), m);
-        return m;
+        assertTrue(m.startsWith(f + ": "), "the error names the checkpoint: " + m);
+        return m.substring((f + ": ").length());
     }
 
     private static void put(SafeTensorsWriter w, String name, DType dtype, long[] shape, byte[] bytes, float[] floats, Change change) {

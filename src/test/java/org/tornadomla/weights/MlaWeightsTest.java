@@ -34,7 +34,7 @@ class MlaWeightsTest {
         assertArrayEquals(w.o().toFloats(), back.o().toFloats());
         assertNull(back.q());
         assertEquals(WeightDtype.F32, back.dtype());
-        assertEquals("missing tensor 'model.layers.0.self_attn.q_a_proj.weight' (expected shape [32, 64])",
+        assertEquals(f + ": missing tensor 'model.layers.0.self_attn.q_a_proj.weight' (expected shape [32, 64])",
                 assertThrows(MlaException.class, () -> MlaWeights.load(f, c, 0)).getMessage());
     }
 
@@ -44,7 +44,7 @@ class MlaWeightsTest {
         Path f = dir.resolve("w.safetensors");
         MlaWeights.random(c, 2).addTo(new SafeTensorsWriter(), 0, DType.BF16).write(f);
         MlaConfig wider = new MlaConfig(64, 4, 32, 48, 16, 8, 12, 10000, 1e-6, 4096, 1, null);
-        assertEquals("tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [56, 64], found [40, 64]",
+        assertEquals(f + ": tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected shape [56, 64], found [40, 64]",
                 assertThrows(MlaException.class, () -> MlaWeights.load(f, wider, 0)).getMessage());
         MlaConfig plain = new MlaConfig(64, 4, 0, 32, 16, 8, 12, 10000, 1e-6, 4096, 1, null);
         String m = assertThrows(MlaException.class, () -> MlaWeights.load(f, plain, 0)).getMessage();
@@ -88,7 +88,7 @@ class MlaWeightsTest {
                 writer.add(MlaWeights.prefix(0) + t.hfName(), t.shape(), t.hfName().equals("kv_b_proj.weight") ? wkvB : w.weight(t.hfName()).toFloats());
             }
             writer.write(f);
-            assertEquals("weight 'model.layers.0.self_attn.kv_b_proj.weight' holds " + bad + " at [3, 5]; weights must be finite",
+            assertEquals(f + ": weight 'model.layers.0.self_attn.kv_b_proj.weight' holds " + bad + " at [3, 5]; weights must be finite",
                     assertThrows(MlaException.class, () -> MlaWeights.load(f, c, 0)).getMessage());
             assertTrue(assertThrows(MlaException.class, () -> Weight.f32("kv_b_proj.weight", w.kvB().shape(), wkvB))
                     .getMessage().contains("kv_b_proj.weight' holds " + bad + " at [3, 5]"));

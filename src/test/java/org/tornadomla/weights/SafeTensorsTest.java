@@ -138,6 +138,12 @@ class SafeTensorsTest {
         m = openError(raw("s.safetensors", size, 8));
         assertTrue(m.contains("hold 8 bytes, expected 6 for BF16 [3]"), m);
         assertTrue(openError(raw("d.safetensors", "{\"a\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1)).contains("unknown dtype 'Q4'"));
+        m = openError(raw("lc.safetensors", "{\"a\":{\"dtype\":\"bf16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2));
+        assertTrue(m.contains("corrupt safetensors header: tensor 'a': unknown dtype 'bf16' (the format's dtypes are upper case: BF16)"), m);
+        // __metadata__ with one bit flipped (a cache file's metadata holds a lower-case "dtype"): named as a damaged key,
+        // not judged as a tensor whose dtype is unknown
+        m = openError(raw("k.safetensors", "{\"__letadata__\":{\"dtype\":\"bf16\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
+        assertTrue(m.contains("corrupt safetensors header: unknown key '__letadata__' (the only key that is not a tensor is __metadata__)"), m);
         assertTrue(openError(raw("j.safetensors", "{\"a\": [}", 0)).contains("not valid JSON"));
         assertTrue(openError(raw("n.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0)).contains("must be a non-negative integer, found the number -1"));
     }
