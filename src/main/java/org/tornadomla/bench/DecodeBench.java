@@ -1,11 +1,11 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.attention.internal.AttentionCore;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
-import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.cache.PagedCacheSpec;
@@ -22,7 +22,7 @@ import java.util.SplittableRandom;
 
 /**
  * One decode step of the attention core: from the roped query to o [B, H, d_v] over a cache holding
- * {@code context} tokens per sequence (absorb_q … unabsorb_v of {@link MlaLayer#addAttention}), with
+ * {@code context} tokens per sequence (absorb_q … unabsorb_v of {@link AttentionCore#add}), with
  * DeepSeek-V3's latent geometry (d_c 512, d_r 64, d_n = d_v = 128) and a chosen head count. Projections and
  * the cache append are not part of it. Setup (weights, cache fill) is done once in the constructor.
  */
@@ -160,7 +160,7 @@ public final class DecodeBench {
             g.state("cache", CacheStorage.of(cache));
             float[] o = g.output("o", new float[shape.batch() * config.numHeads() * config.vHeadDim()]);
             AttentionOptions opt = AttentionOptions.of(shape.path()).resolved(shape.batch(), config.numHeads(), capacity, ex);
-            MlaLayer.addAttention(g, config, wkvB, cache, q, o, attnMeta, shape.batch(), opt);
+            AttentionCore.add(g, config, wkvB, cache, q, o, attnMeta, shape.batch(), opt);
             return new Built(g, o);
         });
     }

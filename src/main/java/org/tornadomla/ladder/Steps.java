@@ -1,5 +1,6 @@
 package org.tornadomla.ladder;
 
+import org.tornadomla.attention.internal.AttentionCore;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
@@ -249,7 +250,7 @@ public final class Steps {
         return core(s, "ladder_tiled_" + splits + "_" + dtype, new AttentionOptions(AttentionPath.TILED, 64, splits), dtype, false);
     }
 
-    /** The library's attention core (MlaLayer.addAttention) over the setup's cache. */
+    /** The library's attention core (AttentionCore.add, as MlaLayer runs it) over the setup's cache. */
     private static LadderStep.Built core(LadderSetup s, String name, AttentionOptions opt, CacheDtype dtype, boolean ropeOnDevice) {
         MlaConfig c = s.config;
         KernelGraph g = new KernelGraph(name);
@@ -263,7 +264,7 @@ public final class Steps {
             g.task("rope_q", Rope::rotatePairs, q, s.heads * c.qkHeadDim(), s.heads, c.qkHeadDim(), c.qkNopeHeadDim(),
                     c.qkRopeHeadDim(), meta, 1, g.weight("invFreq", s.invFreq), s.cosSinScale);
         }
-        MlaLayer.addAttention(g, c, wkvB, cache, q, o, meta, 1, opt);
+        AttentionCore.add(g, c, wkvB, cache, q, o, meta, 1, opt);
         return new LadderStep.Built(g, o);
     }
 }

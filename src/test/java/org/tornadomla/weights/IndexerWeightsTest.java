@@ -138,7 +138,7 @@ class IndexerWeightsTest {
         Path f = dir.resolve("dense.safetensors");
         MlaWeights.random(DENSE, 2).addTo(new SafeTensorsWriter(), 0, DType.F32).write(f);
         String m = assertThrows(MlaException.class, () -> MlaWeights.load(f, SPARSE, 0)).getMessage();
-        assertEquals("missing tensor 'model.layers.0.self_attn.indexer.wq_b.weight' (expected shape [384, 96]) (the config is sparse, with "
+        assertEquals(f + ": missing tensor 'model.layers.0.self_attn.indexer.wq_b.weight' (expected shape [384, 96]) (the config is sparse, with "
                 + "index_n_heads 3: a DeepSeek-V3.2-style checkpoint has the indexer's weights; is this a dense model's checkpoint?)", m);
         // each indexer tensor is required, by name
         MlaWeights w = MlaWeights.random(SPARSE, 2);

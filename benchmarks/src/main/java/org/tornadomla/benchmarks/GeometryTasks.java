@@ -1,8 +1,8 @@
 package org.tornadomla.benchmarks;
 
+import org.tornadomla.attention.internal.AttentionCore;
 import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
-import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.cache.internal.CacheStorage;
@@ -19,7 +19,7 @@ import java.util.SplittableRandom;
 
 /**
  * java-fast's decode attention over latent rows of other widths than DeepSeek's 576 (d_c 512 + d_r 64): the attention
- * core of {@code MlaLayer.addAttention} (absorb_q … unabsorb_v) for each geometry, batch 1, a cache of {@code
+ * core of {@code AttentionCore.add} (absorb_q … unabsorb_v) for each geometry, batch 1, a cache of {@code
  * context} f32 tokens, and the time of its attention tasks alone (scores, softmax, values or split_tiles, combine:
  * what reads the latent rows; absorb_q and unabsorb_v stream kv_b_proj, whose size depends on d_n and d_v, and are
  * left out), per cached token and per byte of latent row read. Not JMH: the geometries take turns in rounds of 5
@@ -119,7 +119,7 @@ public final class GeometryTasks {
         g.input("attnMeta", meta);
         g.state("cache", CacheStorage.of(cache));
         float[] o = g.output("o", new float[h * c.vHeadDim()]);
-        MlaLayer.addAttention(g, c, wkvB, cache, q, o, meta, 1, opt.resolved(1, h, context, ex));
+        AttentionCore.add(g, c, wkvB, cache, q, o, meta, 1, opt.resolved(1, h, context, ex));
         return g;
     }
 
