@@ -148,7 +148,7 @@ class IndexerWeightsTest {
             Path g = dir.resolve("without-" + missing + ".safetensors");
             out.write(g);
             String e = assertThrows(MlaException.class, () -> MlaWeights.load(g, SPARSE, 0)).getMessage();
-            assertTrue(e.startsWith("missing tensor 'model.layers.0.self_attn." + missing + "'"), e);
+            assertTrue(e.startsWith(g + ": missing tensor 'model.layers.0.self_attn." + missing + "'"), e);
         }
         // a wrong shape, and FP8 codes without their scales, are named
         SafeTensorsWriter out = new SafeTensorsWriter();
@@ -158,7 +158,7 @@ class IndexerWeightsTest {
         }
         Path g = dir.resolve("wrong-shape.safetensors");
         out.write(g);
-        assertEquals("tensor 'model.layers.0.self_attn.indexer.wk.weight': expected shape [128, 160], found [64, 160]",
+        assertEquals(g + ": tensor 'model.layers.0.self_attn.indexer.wk.weight': expected shape [128, 160], found [64, 160]",
                 assertThrows(MlaException.class, () -> MlaWeights.load(g, SPARSE, 0)).getMessage());
         MlaWeights fp8 = w.to(WeightDtype.FP8);
         SafeTensorsWriter noScale = new SafeTensorsWriter();
@@ -170,6 +170,6 @@ class IndexerWeightsTest {
         Path h = dir.resolve("no-scale.safetensors");
         noScale.write(h);
         String e = assertThrows(MlaException.class, () -> MlaWeights.load(h, SPARSE, 0)).getMessage();
-        assertTrue(e.startsWith("missing tensor 'model.layers.0.self_attn.indexer.wk.weight_scale_inv': expected F32 [1, 2]"), e);
+        assertTrue(e.startsWith(h + ": missing tensor 'model.layers.0.self_attn.indexer.wk.weight_scale_inv': expected F32 [1, 2]"), e);
     }
 }
