@@ -77,7 +77,7 @@ public final class BenchChart {
             }
         }
         if (!Double.isNaN(limit)) max = Math.max(max, limit);
-        Charts.decades(axis, min, max);
+        Charts.barDecades(axis, min, max);
         if (!Double.isNaN(limit)) {
             ValueMarker m = new ValueMarker(limit, Color.RED, new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
             m.setLabel(String.format(java.util.Locale.ROOT, "%s %.1f %s", limitName, limit, limitUnit));

@@ -6,6 +6,7 @@ import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.Plot;
 import org.jfree.chart.title.TextTitle;
+import org.tornadomla.MlaException;
 import org.tornadomla.io.OutputFiles;
 
 import java.awt.Color;
@@ -90,6 +91,18 @@ public final class Charts {
         axis.setRange(Math.pow(10, Math.floor(Math.log10(min))), Math.pow(10, Math.ceil(Math.log10(max * 1.0001))));
     }
 
+    /**
+     * As {@link #decades}, for bars, which a log axis draws from its lower bound: where the smallest value lies less
+     * than a factor of 2 above its decade, the axis starts a decade lower, so that its bar shows (a bar of 1.01 on
+     * an axis from 1 has no length).
+     */
+    public static void barDecades(LogAxis axis, double min, double max) {
+        if (!(min > 0) || !(max >= min)) return;
+        double lower = Math.pow(10, Math.floor(Math.log10(min)));
+        if (min < 2 * lower) lower /= 10;
+        axis.setRange(lower, Math.pow(10, Math.ceil(Math.log10(max * 1.0001))));
+    }
+
     /** A chart of {@code plot} with a title, an optional subtitle and a legend, on white. */
     public static JFreeChart chart(String title, String subtitle, Plot plot, boolean legend) {
         JFreeChart c = new JFreeChart(title, TITLE, plot, legend);
@@ -112,6 +125,18 @@ public final class Charts {
     /** Where a chart's figures were measured: "AMD EPYC, 2 CPUs, 2026-12-07" (UTC), for its subtitle. */
     public static String machine() {
         return cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " CPUs, " + java.time.LocalDate.now(java.time.ZoneOffset.UTC);
+    }
+
+    /**
+     * The checks of a chart's path before any work: a .png name (the charts are PNG, and a .svg or .jpg name would
+     * hold PNG bytes), and an existing file there only if it is a PNG (a chart written before).
+     */
+    public static void checkPng(String option, Path png) {
+        String name = png.getFileName() == null ? "" : png.getFileName().toString();
+        if (!name.toLowerCase(java.util.Locale.ROOT).endsWith(".png")) {
+            throw new MlaException(option + " writes a PNG image: name a .png file, found " + MlaException.quote(name));
+        }
+        OutputFiles.checkOwn(option, png, "a PNG image", head -> head.length >= 8 && (head[0] & 0xff) == 0x89 && head[1] == 'P' && head[2] == 'N' && head[3] == 'G');
     }
 
     /** Writes the chart as a PNG of width × height pixels, atomically, refusing to overwrite any of {@code inputs}. */

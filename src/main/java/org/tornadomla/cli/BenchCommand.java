@@ -230,6 +230,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         double chkLimit = checkLimit != null ? checkLimit : isGrid ? 20 : Double.POSITIVE_INFINITY;
         checkOutputs(new String[] {"--csv", "--chart", "--transfers-csv", "--layer-csv"}, csv, chart, transfersCsv, layerCsv);
+        checkOwnFiles();
         long t0 = System.nanoTime();
         String busy = Timing.busyHost();
         if (busy != null) out.println(busy);
@@ -393,6 +394,7 @@ public final class BenchCommand implements Callable<Integer> {
         double budget = budgetMs != null ? budgetMs : quick ? 400 : 2000;
         if (!(budget >= 0) || budget > 3.6e6) throw new MlaException("--budget-ms must be in 0 … 3600000, found " + budget);
         checkOutputs(new String[] {"--csv", "--chart"}, csv, chart);
+        checkOwnFiles();
         if (backends == null && device == null) backends = List.of("java-fast");
         Map<String, GraphExecutor> executors = executors(out);
         int k = cfg.indexer().topK();
@@ -824,6 +826,19 @@ public final class BenchCommand implements Callable<Integer> {
                 }
             }
         }
+    }
+
+    /**
+     * A file already at an output is replaced only if an earlier run wrote it: a CSV with one of this command's
+     * headers, a PNG for the chart (a note or a checkpoint named by mistake is refused before anything runs).
+     */
+    private void checkOwnFiles() {
+        if (csv != null) OutputFiles.checkOwn("--csv", csv, "a CSV of mla bench", h -> OutputFiles.startsWithLine(h, CSV_HEADER, SPARSE_CSV_HEADER));
+        if (transfersCsv != null) {
+            OutputFiles.checkOwn("--transfers-csv", transfersCsv, "a CSV of mla bench --transfers-csv", h -> OutputFiles.startsWithLine(h, TRANSFERS_HEADER));
+        }
+        if (layerCsv != null) OutputFiles.checkOwn("--layer-csv", layerCsv, "a CSV of mla bench --layer-csv", h -> OutputFiles.startsWithLine(h, LayerBench.CSV_HEADER));
+        if (chart != null) org.tornadomla.bench.Charts.checkPng("--chart", chart);
     }
 
     static String csvLine(DecodeBench.Result r) {

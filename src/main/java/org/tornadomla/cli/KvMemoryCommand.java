@@ -129,7 +129,10 @@ public final class KvMemoryCommand implements Callable<Integer> {
             if (chart != null) others.add("--chart");
             if (!others.isEmpty()) throw new MlaException("--lengths measures a ragged batch alone, without " + String.join(", ", others) + ": run them apart");
         }
-        if (chart != null) OutputFiles.check(chart, config == null ? List.of() : List.of(config));
+        if (chart != null) {
+            OutputFiles.check(chart, config == null ? List.of() : List.of(config));
+            Charts.checkPng("--chart", chart);
+        }
         List<KvMemory.Model> models = new ArrayList<>();
         if (config != null) models.add(KvMemory.fromConfig(config));
         List<String> names = presets != null ? presets : config != null ? List.of() : KvMemory.PRESETS;
@@ -273,7 +276,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
             }
         }
         LogAxis axis = Charts.logAxis("bytes per token, all layers (log)", "#,##0");
-        Charts.decades(axis, min, max);
+        Charts.barDecades(axis, min, max);
         BarRenderer bars = new BarRenderer();
         for (int i = 0; i < Charts.PALETTE.length; i++) bars.setSeriesPaint(i, Charts.PALETTE[i]);
         bars.setShadowVisible(false);

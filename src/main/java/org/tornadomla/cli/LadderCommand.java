@@ -90,19 +90,23 @@ public final class LadderCommand implements Callable<Integer> {
         if (!Files.isRegularFile(LadderDocs.FILES.get(0))) {
             throw new MlaException("--docs writes the repository's docs: run it from the repository root (no " + LadderDocs.FILES.get(0) + " here)");
         }
+        // every backend first: the pages hold a column per backend, and a run without one would replace its figures
+        // (TornadoVM's, measured on another machine) with dashes
+        for (String b : LadderDocs.BACKENDS) {
+            try {
+                Backends.create(b, new Backends.Options(0, null, false)).close();
+            } catch (MlaException e) {
+                throw new MlaException("--docs rewrites the figures of every backend (" + String.join(", ", LadderDocs.BACKENDS) + ") and " + b
+                        + " cannot run here (" + e.getMessage() + "); nothing was written. Without --docs the ladder runs on one backend");
+            }
+        }
         List<LadderRun.Result> results = new ArrayList<>();
         String tornadoDevice = "no TornadoVM";
         for (String b : LadderDocs.BACKENDS) {
-            GraphExecutor plain, kernelContext = null;
-            try {
-                plain = Backends.create(b, new Backends.Options(0, null, false));
-                if (b.equals("tornado")) {
-                    kernelContext = Backends.create(b, new Backends.Options(0, null, true));
-                    tornadoDevice = plain.device();
-                }
-            } catch (MlaException e) {
-                out.printf("%s: not measured (%s)%n", b, e.getMessage());
-                continue;
+            GraphExecutor plain = Backends.create(b, new Backends.Options(0, null, false)), kernelContext = null;
+            if (b.equals("tornado")) {
+                kernelContext = Backends.create(b, new Backends.Options(0, null, true));
+                tornadoDevice = plain.device();
             }
             out.printf("%s: %s%n", b, plain.device());
             results.addAll(LadderRun.run(b, plain, kernelContext, s, null, budgetMs, r -> print(out, r)));

@@ -103,7 +103,10 @@ public final class RankCommand implements Callable<Integer> {
         try (TensorSource src = TensorSource.open(weights)) {
             inputs.addAll(src.files());
             if (output != null) OutputFiles.check(output, inputs);
-            if (chart != null) OutputFiles.check(chart, inputs);
+            if (chart != null) {
+                OutputFiles.check(chart, inputs);
+                Charts.checkPng("--chart", chart);
+            }
             if (output != null && chart != null && OutputFiles.sameTarget(output, chart)) {
                 throw new MlaException("--output and --chart name the same file " + output);
             }

@@ -114,6 +114,12 @@ public final class FastExecutor extends JvmExecutor {
             throw new MlaException("the java-fast backend needs the JDK's Vector API: start the JVM with "
                     + "--add-modules jdk.incubator.vector (./mla, the tests and the benchmarks do)");
         }
+        try {
+            KernelChoices.checkProperties();
+        } catch (MlaException e) {
+            if (ownsSpin) spin.close();
+            throw e;
+        }
         this.pool = pool;
         this.spin = pool != null ? null : spin != null ? spin : Shared.POOL;
         this.ownsSpin = ownsSpin;

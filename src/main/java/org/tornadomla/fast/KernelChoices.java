@@ -89,6 +89,35 @@ public final class KernelChoices {
         return "measured";
     }
 
+    /**
+     * Every {@code -Dtornadomla.fast.*} property of this JVM names something java-fast reads and holds a value it
+     * takes; else one line naming it. Checked when an executor is made rather than where the kernels' classes read
+     * them (a class that fails to load would hide the message), so that a mistyped switch of an A/B run is refused
+     * instead of leaving both runs on the default.
+     */
+    static void checkProperties() {
+        for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
+            if (!name.startsWith(PREFIX)) continue;
+            String v = System.getProperty(name);
+            String expected = switch (name.substring(PREFIX.length())) {
+                case "touch", "touchScores", "halfScores", "absorbStrips", "valuesRuns", "reproducible" ->
+                        v.equals("true") || v.equals("false") ? null : "true or false";
+                case "registers" -> v.equals("16") || v.equals("32") ? null : "16 or 32";
+                case "spinMs" -> v.matches("[0-9]{1,9}") ? null : "a whole number of milliseconds, 0 or more";
+                case "choices" -> null;       // a file, or none
+                default -> "";
+            };
+            if (expected == null) continue;
+            if (expected.isEmpty()) {
+                throw new MlaException("unknown property -D" + MlaException.escape(name) + ": java-fast reads " + PREFIX + "{touch, touchScores, halfScores, "
+                        + "absorbStrips, valuesRuns, reproducible, registers, spinMs, choices}");
+            }
+            throw new MlaException("-D" + name + "=" + MlaException.quote(v) + ": expected " + expected);
+        }
+    }
+
+    private static final String PREFIX = "tornadomla.fast.";
+
     /** The value of each choice made so far in this JVM, for the choices that depend on it. */
     private static final Map<String, Boolean> DECIDED = new java.util.concurrent.ConcurrentHashMap<>();
 

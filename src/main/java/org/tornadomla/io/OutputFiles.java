@@ -51,6 +51,36 @@ public final class OutputFiles {
     }
 
     /**
+     * Refuses, before any work, to replace a file that exists and is not one this kind of output wrote: a file whose
+     * first bytes {@code ours} does not accept (an empty file may be replaced). A table or chart written again goes over
+     * the last one; a note, a checkpoint or anything else named by mistake is left alone.
+     *
+     * @param option the option that named it, for the message ({@code --csv})
+     * @param kind   what such a file is, for the message ({@code "a CSV of mla bench"})
+     */
+    public static void checkOwn(String option, Path target, String kind, java.util.function.Predicate<byte[]> ours) {
+        if (!Files.isRegularFile(target)) return;
+        byte[] head;
+        try (var in = Files.newInputStream(target)) {
+            head = in.readNBytes(4096);
+        } catch (IOException e) {
+            throw new MlaException("cannot read " + target + " (" + option + "): " + MlaException.reason(e));
+        }
+        if (head.length > 0 && !ours.test(head)) {
+            throw new MlaException(option + " " + target + " exists and is not " + kind + ", so it is not replaced: name a new file, or move it away");
+        }
+    }
+
+    /** Whether {@code head} starts with the line {@code header} (one of a CSV's possible headers). */
+    public static boolean startsWithLine(byte[] head, String... headers) {
+        String text = new String(head, java.nio.charset.StandardCharsets.UTF_8);
+        int end = text.indexOf('\n');
+        String first = (end < 0 ? text : text.substring(0, end)).strip();
+        for (String h : headers) if (first.equals(h)) return true;
+        return false;
+    }
+
+    /**
      * Throws unless {@code target} may be written (see the class comment), so that a command can refuse a bad
      * output before its work: for a new file, also its nearest existing folder must be a folder (not a file in
      * the way) where a file can be created, which is tried (a probe file created and removed at once; folders

@@ -660,4 +660,42 @@ class CliTest {
         assertEquals(0, d.code);
         assertTrue(d.out.contains("java-reference") && d.out.contains("tornado none: no TornadoVM installed"), d.out);
     }
+
+    /**
+     * {@code ladder --docs} where TornadoVM cannot run refuses before it measures: the pages hold a column per backend,
+     * and a run without TornadoVM used to replace the published TornadoVM figures with dashes.
+     */
+    @Test
+    void ladderDocsWithoutTornadoRefusesAndWritesNothing() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("TORNADOVM_HOME") == null, "TornadoVM is installed here");
+        Path csv = Path.of("docs/ladder/measured.csv");
+        byte[] before = Files.readAllBytes(csv);
+        Run r = mla("ladder", "--docs", "--budget-ms", "1");
+        assertEquals(2, r.code, r.out + r.err);
+        assertTrue(r.err.contains("--docs rewrites the figures of every backend (java-reference, java-fast, tornado) and tornado cannot run here "
+                + "(no TornadoVM installed"), r.err);
+        assertTrue(r.err.contains("nothing was written"), r.err);
+        assertArrayEquals(before, Files.readAllBytes(csv));
+    }
+
+    /** --csv replaces a CSV an earlier bench wrote, and refuses any other file before it measures anything. */
+    @Test
+    void benchCsvReplacesOnlyItsOwnFiles() throws IOException {
+        Path note = dir.resolve("precious.txt");
+        Files.writeString(note, "not a table\n");
+        Run r = mla("bench", "--quick", "--backend", "java-reference", "--heads", "16", "--batch", "1", "--context", "64", "--dtype", "f32",
+                "--path", "absorbed", "--budget-ms", "1", "--csv", note.toString());
+        assertEquals(2, r.code, r.out + r.err);
+        assertTrue(r.err.contains("--csv " + note + " exists and is not a CSV of mla bench, so it is not replaced"), r.err);
+        assertFalse(r.out.contains("java-reference "), "refused before it measured: " + r.out);
+        assertEquals("not a table\n", Files.readString(note));
+        Path old = dir.resolve("old.csv");
+        Files.writeString(old, BenchCommand.CSV_HEADER + "\njava-reference,absorbed,f32,1,16,64,1.0,1,1\n");
+        Run again = mla("bench", "--quick", "--backend", "java-reference", "--heads", "16", "--batch", "1", "--context", "64", "--dtype", "f32",
+                "--path", "absorbed", "--budget-ms", "1", "--csv", old.toString());
+        assertEquals(0, again.code, again.out + again.err);
+        List<String> lines = Files.readAllLines(old);
+        assertEquals(2, lines.size(), String.join("\n", lines));
+        assertTrue(lines.get(1).startsWith("java-reference,absorbed,f32,1,16,64,") && !lines.get(1).equals("java-reference,absorbed,f32,1,16,64,1.0,1,1"), lines.get(1));
+    }
 }

@@ -192,4 +192,35 @@ class FastExecutorTest {
                 () -> onPool.decode(c2, x, AttentionPath.ABSORBED));
         assertTrue(down.getMessage().contains("ForkJoinPool") && down.getMessage().contains("shut down"), down.getMessage());
     }
+
+    /**
+     * A mistyped -Dtornadomla.fast switch (name or value) is refused when an executor is made, naming it: before, the
+     * JVM ran on the default, and an A/B run compared the default with itself.
+     */
+    @Test
+    void mistypedKernelSwitchesAreRefused() {
+        String[][] bad = {
+                {"tornadomla.fast.tuch", "false", "unknown property -Dtornadomla.fast.tuch: java-fast reads tornadomla.fast.{touch, "},
+                {"tornadomla.fast.touch", "flase", "-Dtornadomla.fast.touch='flase': expected true or false"},
+                {"tornadomla.fast.registers", "24", "-Dtornadomla.fast.registers='24': expected 16 or 32"},
+                {"tornadomla.fast.spinMs", "-1", "-Dtornadomla.fast.spinMs='-1': expected a whole number of milliseconds, 0 or more"},
+        };
+        for (String[] b : bad) {
+            String before = System.getProperty(b[0]);
+            System.setProperty(b[0], b[1]);
+            try {
+                org.tornadomla.MlaException e = assertThrows(org.tornadomla.MlaException.class, () -> new FastExecutor(2).close());
+                assertTrue(e.getMessage().startsWith(b[2]), e.getMessage());
+            } finally {
+                if (before == null) System.clearProperty(b[0]);
+                else System.setProperty(b[0], before);
+            }
+        }
+        System.setProperty("tornadomla.fast.touch", "true");     // a good value of a known switch
+        try {
+            new FastExecutor(2).close();
+        } finally {
+            System.clearProperty("tornadomla.fast.touch");
+        }
+    }
 }
