@@ -99,9 +99,8 @@ public final class KernelChoices {
         for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
             if (!name.startsWith(PREFIX)) continue;
             String v = System.getProperty(name);
-            String expected = switch (name.substring(PREFIX.length())) {
-                case "touch", "touchScores", "halfScores", "absorbStrips", "valuesRuns", "reproducible" ->
-                        v.equals("true") || v.equals("false") ? null : "true or false";
+            String expected = TUNED.contains(name) || name.equals(PREFIX + "reproducible") ? v.equals("true") || v.equals("false") ? null : "true or false"
+                    : switch (name.substring(PREFIX.length())) {
                 case "registers" -> v.equals("16") || v.equals("32") ? null : "16 or 32";
                 case "spinMs" -> v.matches("[0-9]{1,9}") ? null : "a whole number of milliseconds, 0 or more";
                 case "choices" -> null;       // a file, or none
@@ -109,8 +108,10 @@ public final class KernelChoices {
             };
             if (expected == null) continue;
             if (expected.isEmpty()) {
-                throw new MlaException("unknown property -D" + MlaException.escape(name) + ": java-fast reads " + PREFIX + "{touch, touchScores, halfScores, "
-                        + "absorbStrips, valuesRuns, reproducible, registers, spinMs, choices}");
+                List<String> known = new java.util.ArrayList<>();
+                for (String t : TUNED) known.add(t.substring(PREFIX.length()));
+                known.addAll(List.of("reproducible", "registers", "spinMs", "choices"));
+                throw new MlaException("unknown property -D" + MlaException.escape(name) + ": java-fast reads " + PREFIX + "{" + String.join(", ", known) + "}");
             }
             throw new MlaException("-D" + name + "=" + MlaException.quote(v) + ": expected " + expected);
         }
