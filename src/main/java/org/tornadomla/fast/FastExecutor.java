@@ -58,6 +58,7 @@ public final class FastExecutor extends JvmExecutor {
                 .pair(NaiveAttention::naiveValues, FastNaive::naiveValues)
                 // DeepSeek-V3.2's sparse attention: the indexer's scores and top-k (bit for bit), the gathers
                 .pair(Indexer::cachedScores, FastIndexer::cachedScores)
+                .pair(Indexer::indexScores, FastIndexer::indexScores)
                 .pair(TopK::selectTopK, FastIndexer::selectTopK)
                 .pair(SparseAttention::sparseScores, FastSparseAttention::sparseScores)
                 .pair(SparseAttention::sparseSoftmax, FastSparseAttention::sparseSoftmax)

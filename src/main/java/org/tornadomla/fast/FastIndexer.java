@@ -10,7 +10,8 @@ import static org.tornadomla.fast.Vec.F;
 import static org.tornadomla.fast.Vec.L;
 
 /**
- * java-fast's lightning indexer ({@link org.tornadomla.kernels.Indexer#cachedScores}) and top-k
+ * java-fast's lightning indexer ({@link org.tornadomla.kernels.Indexer#cachedScores}, and {@link
+ * org.tornadomla.kernels.Indexer#indexScores} over keys in position order) and top-k
  * ({@link TopK#selectTopK}), the two indexer kernels whose work grows with the context: per query row, heads ×
  * d_idx × T e4m3 products (64 × 128 × T for DeepSeek-V3.2), then a radix select over T scores. The other indexer
  * kernels work on one token's 64 × 128 numbers and stay the reference ones.
@@ -55,6 +56,23 @@ public final class FastIndexer {
     /** Same arguments and results as {@link org.tornadomla.kernels.Indexer#cachedScores}, bit for bit. */
     public static void cachedScores(byte[] qCodes, float[] w, byte[] indexKeys, float[] indexScales, float[] scores, int[] attnMeta,
                                     int rows, int heads, int dim, int capacity, int blockSize, float[] pow2) {
+        rowScores(qCodes, w, indexKeys, indexScales, scores, attnMeta, rows, heads, dim, capacity, blockSize);
+    }
+
+    /**
+     * Same arguments and results as {@link org.tornadomla.kernels.Indexer#indexScores}, bit for bit: the keys in
+     * position order ([positions, dim], one scale each) rather than through a block table (the kernel ladder's step 9).
+     */
+    public static void indexScores(byte[] qCodes, float[] w, byte[] kCodes, float[] kScale, float[] scores, int[] attnMeta,
+                                   int rows, int heads, int dim, int positions, float[] pow2) {
+        rowScores(qCodes, w, kCodes, kScale, scores, attnMeta, rows, heads, dim, positions, IN_ORDER);
+    }
+
+    /** A block size that says: key t is row t of the keys (no block table). */
+    private static final int IN_ORDER = 0;
+
+    private static void rowScores(byte[] qCodes, float[] w, byte[] indexKeys, float[] indexScales, float[] scores, int[] attnMeta,
+                                  int rows, int heads, int dim, int capacity, int blockSize) {
         int pieces = Parallel.piecesPerItem(rows);
         Parallel.forEach(rows * pieces, task -> {
             int r = task / pieces, piece = task % pieces;
@@ -103,7 +121,7 @@ public final class FastIndexer {
     private static void keysTransposed(byte[] indexKeys, float[] indexScales, int[] attnMeta, int table, int j0, int n, int dim,
                                        int blockSize, float[] kt, float[] acc) {
         for (int t = 0; t < n; t++) {
-            int slot = CacheLayout.slot(attnMeta, table, j0 + t, blockSize), from = slot * dim;
+            int slot = blockSize == IN_ORDER ? j0 + t : CacheLayout.slot(attnMeta, table, j0 + t, blockSize), from = slot * dim;
             for (int d = 0; d < dim; d++) kt[d * TILE + t] = E4M3[indexKeys[from + d] & 0xFF];
             acc[TILE + t] = indexScales[slot];
         }

@@ -10,8 +10,8 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, reference / java-fast /
  * TornadoVM-PoCL ms per decode step; steps 1–2 are {@link NaiveAttention}):
  * <ol start="3">
- *   <li>absorbedScores + {@link Softmax} + absorbedValues: <!-- ladder:3 -->11.6 / 0.346 / 11.5 ms<!-- /ladder -->, the cache read twice (4.7 MB)</li>
- *   <li>the same with the query's rope part rotated on the device ({@link Rope}): <!-- ladder:4 -->10.6 / 0.240 / 11.5 ms<!-- /ladder --></li>
+ *   <li>absorbedScores + {@link Softmax} + absorbedValues: <!-- ladder:3 -->13.2 / 0.359 / 14.8 ms<!-- /ladder -->, the cache read twice (4.7 MB)</li>
+ *   <li>the same with the query's rope part rotated on the device ({@link Rope}): <!-- ladder:4 -->13.8 / 0.334 / 14.7 ms<!-- /ladder --></li>
  * </ol>
  * Next: {@link OnlineSoftmax} (one pass).
  */

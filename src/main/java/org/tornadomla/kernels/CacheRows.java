@@ -11,7 +11,7 @@ import static org.tornadomla.kernels.CacheLayout.INT8;
  * 128 latent numbers. Kernel-safe helpers, inlined into {@link CacheOps#append}.
  *
  * <p>On the kernel ladder (docs/ladder/08-int8.md): an int8 cache reads 584 bytes per token instead of
- * 2,304; step 6 over it: <!-- ladder:8 -->14.7 / 0.211 / 8.94 ms<!-- /ladder --> (reference / java-fast / TornadoVM-PoCL, H=16, T=1024), 8.9e-3
+ * 2,304; step 6 over it: <!-- ladder:8 -->27.9 / 0.239 / 13.2 ms<!-- /ladder --> (reference / java-fast / TornadoVM-PoCL, H=16, T=1024), 8.9e-3
  * from step 1.
  */
 public final class CacheRows {

@@ -11,9 +11,9 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, 2-core Xeon, reference /
  * java-fast / TornadoVM-PoCL ms per decode step):
  * <ol>
- *   <li>naiveScores + {@link Softmax} + naiveValues over cached per-head K/V (MHA's cache): <!-- ladder:1 -->9.36 / 0.506 / 7.03 ms<!-- /ladder -->,
+ *   <li>naiveScores + {@link Softmax} + naiveValues over cached per-head K/V (MHA's cache): <!-- ladder:1 -->11.7 / 1.06 / 9.74 ms<!-- /ladder -->,
  *       21 MB read</li>
- *   <li>+ decompress from the latent cache every step: <!-- ladder:2 -->984 / 49.3 / 917 ms<!-- /ladder --> — the work absorption removes</li>
+ *   <li>+ decompress from the latent cache every step: <!-- ladder:2 -->1,184 / 93.3 / 1,178 ms<!-- /ladder --> — the work absorption removes</li>
  * </ol>
  * Next: {@link AbsorbedAttention}.
  */

@@ -14,10 +14,10 @@ import uk.ac.manchester.tornado.api.annotations.Parallel;
  * <p>Versions on the kernel ladder (docs/ladder/; `./mla ladder`, H=16, T=1024, reference / java-fast /
  * TornadoVM-PoCL ms per decode step; {@link NaiveAttention} and {@link AbsorbedAttention} have steps 1–4):
  * <ol start="5">
- *   <li>splitTiles with one split, one thread per (row, head): <!-- ladder:5 -->9.67 / 0.347 / 14.3 ms<!-- /ladder -->, the cache read once</li>
- *   <li>splitTiles with 8 splits + combine: <!-- ladder:6 -->9.73 / 0.213 / 9.86 ms<!-- /ladder --></li>
- *   <li>tornado.FlashDecode (KernelContext, latent tile in local memory per head group): <!-- ladder:7 -->– / – / 10.6 ms<!-- /ladder --></li>
- *   <li>step 6 over an int8 cache ({@link CacheOps#load}): <!-- ladder:8 -->14.7 / 0.211 / 8.94 ms<!-- /ladder -->, a quarter of the bytes</li>
+ *   <li>splitTiles with one split, one thread per (row, head): <!-- ladder:5 -->13.5 / 0.368 / 17.6 ms<!-- /ladder -->, the cache read once</li>
+ *   <li>splitTiles with 8 splits + combine: <!-- ladder:6 -->13.3 / 0.225 / 10.9 ms<!-- /ladder --></li>
+ *   <li>tornado.FlashDecode (KernelContext, latent tile in local memory per head group): <!-- ladder:7 -->– / – / 14.1 ms<!-- /ladder --></li>
+ *   <li>step 6 over an int8 cache ({@link CacheOps#load}): <!-- ladder:8 -->27.9 / 0.239 / 13.2 ms<!-- /ladder -->, a quarter of the bytes</li>
  * </ol>
  */
 public final class OnlineSoftmax {

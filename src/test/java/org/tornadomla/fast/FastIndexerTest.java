@@ -47,6 +47,32 @@ class FastIndexerTest {
         scores(32, 64, 8, 2, 3);                // another index_head_dim
     }
 
+    /** The same over keys in position order (Indexer.indexScores, the ladder's step 9), rows ending before and at the end. */
+    @Test
+    void indexScoresInOrderEqualTheReferenceBitForBit() {
+        for (int threads : new int[] {1, 2, 3}) {
+            SplittableRandom rnd = new SplittableRandom(threads);
+            int heads = 7, dim = 128, positions = 150, rows = 3;
+            int[] meta = Meta.contiguous(new int[] {0}, 1, rows, positions);
+            for (int r = 0; r < rows; r++) meta[2 * r] = new int[] {2, 97, positions - 1}[r];   // each row's position
+            byte[] qCodes = codes(rnd, rows * heads * dim), kCodes = codes(rnd, positions * dim);
+            float[] w = new float[rows * heads], kScale = new float[positions];
+            for (int i = 0; i < w.length; i++) w[i] = (float) rnd.nextGaussian() * 0.01f;
+            for (int i = 0; i < positions; i++) kScale[i] = (float) Math.scalb(1.0, rnd.nextInt(-12, 2));
+            float[] ref = new float[rows * positions], fast = new float[rows * positions];
+            Arrays.fill(fast, Float.NaN);
+            Indexer.indexScores(qCodes, w, kCodes, kScale, ref, meta, rows, heads, dim, positions, POW2);
+            try (SpinPool pool = new SpinPool(threads, "test")) {
+                ScopedValue.where(Parallel.POOL, pool).run(() ->
+                        FastIndexer.indexScores(qCodes, w, kCodes, kScale, fast, meta, rows, heads, dim, positions, POW2));
+            }
+            for (int i = 0; i < ref.length; i++) {
+                assertEquals(Float.floatToRawIntBits(ref[i]), Float.floatToRawIntBits(fast[i]),
+                        "threads=" + threads + ": score [row " + i / positions + ", position " + i % positions + "] " + ref[i] + " / " + fast[i]);
+            }
+        }
+    }
+
     private static void scores(int heads, int dim, int blockSize, int threads, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         int batch = 2, tokens = 3, rows = batch * tokens, capacity = 13 * blockSize;
@@ -154,6 +180,10 @@ class FastIndexerTest {
                 int[].class, int.class, int.class, int.class, int.class, int.class, float[].class),
                 pairs.get(Indexer.class.getMethod("cachedScores", byte[].class, float[].class, byte[].class, float[].class, float[].class,
                         int[].class, int.class, int.class, int.class, int.class, int.class, float[].class)));
+        assertEquals(FastIndexer.class.getMethod("indexScores", byte[].class, float[].class, byte[].class, float[].class, float[].class,
+                int[].class, int.class, int.class, int.class, int.class, float[].class),
+                pairs.get(Indexer.class.getMethod("indexScores", byte[].class, float[].class, byte[].class, float[].class, float[].class,
+                        int[].class, int.class, int.class, int.class, int.class, float[].class)));
         assertEquals(FastIndexer.class.getMethod("selectTopK", float[].class, int[].class, int[].class, int[].class, int[].class,
                 int.class, int.class, int.class, float[].class),
                 pairs.get(TopK.class.getMethod("selectTopK", float[].class, int[].class, int[].class, int[].class, int[].class,

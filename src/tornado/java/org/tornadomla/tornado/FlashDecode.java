@@ -19,7 +19,7 @@ import uk.ac.manchester.tornado.api.math.TornadoMath;
  * softmax convention as splitTiles ({@link Softmax}: the max from the first score, no ∞ constants). Limits ({@link #supports}): G = min(8, H)
  * divides H, d_c ≤ 512, d_c + d_r &lt; 640; local memory 41 KB, under every CUDA device's 48 KB. A
  * KernelContext has no JVM run (its ids are 0 there): it is tested on the device against splitTiles.
- * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): <!-- ladder:7:long -->reference –, java-fast –, TornadoVM 10.6 ms<!-- /ladder --> per decode step; no GPU yet.
+ * Measured (`./mla ladder --backend tornado`, H=16, T=1024, PoCL CPU): <!-- ladder:7:long -->reference –, java-fast –, TornadoVM 14.1 ms<!-- /ladder --> per decode step; no GPU yet.
  */
 public final class FlashDecode {
     private FlashDecode() {
