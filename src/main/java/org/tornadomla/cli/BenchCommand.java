@@ -261,6 +261,10 @@ public final class BenchCommand implements Callable<Integer> {
             out.println(header);
             out.flush();
             runShapes(out, shapes, executors, budget, refLimit, chkLimit, limits, t0);
+            if (results.stream().anyMatch(r -> Double.isNaN(r.maxAbsDiff()))) {
+                out.printf(Locale.ROOT, "max|Δ| ref -: not checked (a shape over --check-limit%s, or java-fast's own output where "
+                        + "java-fast is the check above --reference-limit)%n", Double.isInfinite(chkLimit) ? "" : String.format(Locale.ROOT, " %.0f GFLOP per step", chkLimit));
+            }
             if (results.isEmpty() && layerCsv == null && !timeLimitReached) {
                 // nothing measured: leave any file already at --csv or --chart as it was
                 for (GraphExecutor ex : executors.values()) ex.close();
