@@ -42,6 +42,9 @@ import java.util.concurrent.Callable;
                 + "this machine's measured FMA throughput and memory bandwidth (--roofline).")
 public final class BenchCommand implements Callable<Integer> {
     static final String CSV_HEADER = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
+    /** Seconds between the lines that say a shape is still being timed (a step of the reference at a large shape takes seconds). */
+    private static final double PROGRESS_S = 15;
+
     static final String TRANSFERS_HEADER = "backend,path,dtype,batch,heads,context,kernel_ms,bytes_to_device,bytes_to_host";
 
     @Option(names = "--quick", description = "a small grid and short timings: under 3 minutes on 2 cores")
@@ -607,7 +610,10 @@ public final class BenchCommand implements Callable<Integer> {
                 double gflop = DecodeBench.flops(s) / 1e9;
                 boolean refRuns = gflop <= refLimit;
                 GraphExecutor checker = gflop > chkLimit ? null : refRuns ? new JvmExecutor() : fastOrNull();
-                float[] expected = checker == null ? null : bench.runOnce(checker);
+                float[] expected;
+                try (StillRunning p = new StillRunning(out, "computing the reference output of " + s.label(), PROGRESS_S)) {
+                    expected = checker == null ? null : bench.runOnce(checker);
+                }
                 String checkedBy = refRuns ? "" : " (vs java-fast)";
                 for (Map.Entry<String, GraphExecutor> e : executors.entrySet()) {
                     done++;
@@ -616,8 +622,12 @@ public final class BenchCommand implements Callable<Integer> {
                                 e.getKey(), s.label(), "-", done, total, gflop);
                         continue;
                     }
-                    Timing t = bench.time(e.getValue(), budget, 2);
-                    float[] got = bench.runOnce(e.getValue());
+                    Timing t;
+                    float[] got;
+                    try (StillRunning p = new StillRunning(out, "timing " + e.getKey() + " " + s.label(), PROGRESS_S)) {
+                        t = bench.time(e.getValue(), budget, 2);
+                        got = bench.runOnce(e.getValue());
+                    }
                     // above --reference-limit the check is java-fast's output: no check of java-fast against itself
                     boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
                     double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
