@@ -268,8 +268,9 @@ class CliRefusalsTest {
 
     @Test
     void aBenchThatMeasuresNothingLeavesItsOutputsAlone() throws IOException {
-        Files.writeString(dir.resolve("keep.csv"), "precious\n");
-        Files.writeString(dir.resolve("keep.png"), "precious too\n");
+        // an earlier run's CSV and chart, which a run that measures something would replace
+        Files.writeString(dir.resolve("keep.csv"), BenchCommand.CSV_HEADER + "\njava-reference,absorbed,f32,1,16,512,9.5,1,1\n");
+        Files.write(dir.resolve("keep.png"), new byte[] {(byte) 0x89, 'P', 'N', 'G', 13, 10, 26, 10, 'o', 'l', 'd'});
         refused(false, "every shape was skipped", "bench", "--backend", "java-reference", "--heads", "16", "--context", "512",
                 "--batch", "100000000", "--csv", dir.resolve("keep.csv").toString(), "--chart", dir.resolve("keep.png").toString());
     }
