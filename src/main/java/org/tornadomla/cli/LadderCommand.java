@@ -16,8 +16,10 @@ import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** Runs the kernel ladder (docs/ladder/): every step on the same problem, checked against step 1, timed. */
@@ -90,28 +92,34 @@ public final class LadderCommand implements Callable<Integer> {
         if (!Files.isRegularFile(LadderDocs.FILES.get(0))) {
             throw new MlaException("--docs writes the repository's docs: run it from the repository root (no " + LadderDocs.FILES.get(0) + " here)");
         }
-        // every backend first: the pages hold a column per backend, and a run without one would replace its figures
-        // (TornadoVM's, measured on another machine) with dashes
-        for (String b : LadderDocs.BACKENDS) {
-            try {
-                Backends.create(b, new Backends.Options(0, null, false)).close();
-            } catch (MlaException e) {
-                throw new MlaException("--docs rewrites the figures of every backend (" + String.join(", ", LadderDocs.BACKENDS) + ") and " + b
-                        + " cannot run here (" + e.getMessage() + "); nothing was written. Without --docs the ladder runs on one backend");
-            }
-        }
+        // every backend before anything is measured: the pages hold a column per backend, and a run without one would
+        // replace its figures (TornadoVM's, measured on another machine) with dashes
+        Map<String, GraphExecutor> plain = new LinkedHashMap<>();
         List<LadderRun.Result> results = new ArrayList<>();
         String tornadoDevice = "no TornadoVM";
-        for (String b : LadderDocs.BACKENDS) {
-            GraphExecutor plain = Backends.create(b, new Backends.Options(0, null, false)), kernelContext = null;
-            if (b.equals("tornado")) {
-                kernelContext = Backends.create(b, new Backends.Options(0, null, true));
-                tornadoDevice = plain.device();
+        try {
+            for (String b : LadderDocs.BACKENDS) {
+                try {
+                    plain.put(b, Backends.create(b, new Backends.Options(0, null, false)));
+                } catch (MlaException e) {
+                    throw new MlaException("--docs rewrites the figures of every backend (" + String.join(", ", LadderDocs.BACKENDS) + ") and " + b
+                            + " cannot run here (" + e.getMessage() + "); nothing was written. Without --docs the ladder runs on one backend");
+                }
             }
-            out.printf("%s: %s%n", b, plain.device());
-            results.addAll(LadderRun.run(b, plain, kernelContext, s, null, budgetMs, r -> print(out, r)));
-            plain.close();
-            if (kernelContext != null) kernelContext.close();
+            for (Map.Entry<String, GraphExecutor> e : plain.entrySet()) {
+                String b = e.getKey();
+                out.printf("%s: %s%n", b, e.getValue().device());
+                if (b.equals("tornado")) {
+                    tornadoDevice = e.getValue().device();
+                    try (GraphExecutor kernelContext = Backends.create(b, new Backends.Options(0, null, true))) {
+                        results.addAll(LadderRun.run(b, e.getValue(), kernelContext, s, null, budgetMs, r -> print(out, r)));
+                    }
+                } else {
+                    results.addAll(LadderRun.run(b, e.getValue(), null, s, null, budgetMs, r -> print(out, r)));
+                }
+            }
+        } finally {
+            for (GraphExecutor ex : plain.values()) ex.close();
         }
         String machine = String.format(Locale.ROOT, "%s, %s, %d cores, Java %s, %s; ./mla ladder --docs: H=%d, T=%d, %.0f ms per step, "
                         + "the mean of the timed runs after warm-up", LocalDate.now(ZoneOffset.UTC), org.tornadomla.bench.Charts.cpuModel(), Runtime.getRuntime().availableProcessors(),

@@ -96,24 +96,23 @@ public final class KernelChoices {
      * instead of leaving both runs on the default.
      */
     static void checkProperties() {
+        List<String> booleans = new java.util.ArrayList<>(TUNED);
+        booleans.add(PREFIX + "reproducible");
         for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
             if (!name.startsWith(PREFIX)) continue;
-            String v = System.getProperty(name);
-            String expected = TUNED.contains(name) || name.equals(PREFIX + "reproducible") ? v.equals("true") || v.equals("false") ? null : "true or false"
-                    : switch (name.substring(PREFIX.length())) {
-                case "registers" -> v.equals("16") || v.equals("32") ? null : "16 or 32";
-                case "spinMs" -> v.matches("[0-9]{1,9}") ? null : "a whole number of milliseconds, 0 or more";
-                case "choices" -> null;       // a file, or none
-                default -> "";
-            };
-            if (expected == null) continue;
-            if (expected.isEmpty()) {
+            String v = System.getProperty(name), key = name.substring(PREFIX.length());
+            String expected;
+            if (booleans.contains(name)) expected = v.equals("true") || v.equals("false") ? null : "true or false";
+            else if (key.equals("registers")) expected = v.equals("16") || v.equals("32") ? null : "16 or 32";
+            else if (key.equals("spinMs")) expected = v.matches("[0-9]{1,9}") ? null : "a whole number of milliseconds, 0 or more";
+            else if (key.equals(FILE_PROPERTY.substring(PREFIX.length()))) expected = null;       // a file, or none
+            else {
                 List<String> known = new java.util.ArrayList<>();
-                for (String t : TUNED) known.add(t.substring(PREFIX.length()));
-                known.addAll(List.of("reproducible", "registers", "spinMs", "choices"));
+                for (String b : booleans) known.add(b.substring(PREFIX.length()));
+                known.addAll(List.of("registers", "spinMs", FILE_PROPERTY.substring(PREFIX.length())));
                 throw new MlaException("unknown property -D" + MlaException.escape(name) + ": java-fast reads " + PREFIX + "{" + String.join(", ", known) + "}");
             }
-            throw new MlaException("-D" + name + "=" + MlaException.quote(v) + ": expected " + expected);
+            if (expected != null) throw new MlaException("-D" + name + "=" + MlaException.quote(v) + ": expected " + expected);
         }
     }
 

@@ -202,9 +202,9 @@ public final class SafeTensorsFile implements TensorSource {
         String where = "corrupt safetensors header: tensor " + MlaException.quote(name) + ": ";
         if (!e.isJsonObject()) throw new MlaException(where + "expected an object with dtype, shape, data_offsets, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
-        if (name.startsWith("__")) {
-            // a reserved-looking key that is not __metadata__: most likely that key damaged, so say so rather than
-            // judging its fields as a tensor's
+        if (name.startsWith("__") && !o.has("data_offsets")) {
+            // a reserved-looking key that is not __metadata__ and no tensor (no data_offsets): most likely that key
+            // damaged, so say so rather than judging its fields as a tensor's (a tensor may be named "__x")
             throw new MlaException("corrupt safetensors header: unknown key " + MlaException.quote(name) + " (the only key that is not a tensor is "
                     + "__metadata__)");
         }

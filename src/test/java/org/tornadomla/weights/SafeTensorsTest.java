@@ -144,6 +144,10 @@ class SafeTensorsTest {
         // not judged as a tensor whose dtype is unknown
         m = openError(raw("k.safetensors", "{\"__letadata__\":{\"dtype\":\"bf16\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
         assertTrue(m.contains("corrupt safetensors header: unknown key '__letadata__' (the only key that is not a tensor is __metadata__)"), m);
+        Path odd = raw("u.safetensors", "{\"__x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+        try (SafeTensorsFile st = SafeTensorsFile.open(odd)) {       // a tensor may be named so: it has data_offsets
+            assertEquals(DType.F32, st.info("__x").dtype());
+        }
         assertTrue(openError(raw("j.safetensors", "{\"a\": [}", 0)).contains("not valid JSON"));
         assertTrue(openError(raw("n.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0)).contains("must be a non-negative integer, found the number -1"));
     }

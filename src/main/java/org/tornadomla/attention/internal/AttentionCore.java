@@ -32,12 +32,11 @@ public final class AttentionCore {
     /**
      * Step 4 of the dataflow, the attention core: from the roped query q [rows, H, d_n+d_r] and the cache
      * (already holding this step's tokens) to o [rows, H, d_v], by the chosen path, each row's position and
-     * block table read from {@code attnMeta} ({@link CacheStorage#describe}). The benchmarks build a graph of
-     * this part alone. An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
+     * block table read from {@code attnMeta} ({@link CacheStorage#describe}). An {@link AttentionOptions#AUTO AUTO} split count is resolved for a sequential
      * executor here; resolve it for the executor that will run the graph first ({@link AttentionOptions#resolved}).
      */
     public static void add(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
-                                    int[] attnMeta, int rows, AttentionOptions opt) {
+                           int[] attnMeta, int rows, AttentionOptions opt) {
         add(g, c, wkvB, cache, q, o, attnMeta, rows, opt, null);
     }
 
@@ -48,7 +47,7 @@ public final class AttentionCore {
      * through the block table ({@link SparseAttention}); NAIVE masks the other positions with −∞ (the reference).
      */
     public static void add(KernelGraph g, MlaConfig c, Weight wkvB, LatentCache cache, float[] q, float[] o,
-                             int[] attnMeta, int rows, AttentionOptions opt, int[] selected) {
+                           int[] attnMeta, int rows, AttentionOptions opt, int[] selected) {
         Objects.requireNonNull(wkvB, "wkvB");
         requireStepMemory(c, cache, rows, opt, false, wkvB);
         CacheStorage storage = CacheStorage.of(cache);
@@ -126,7 +125,6 @@ public final class AttentionCore {
                 wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
         }
-
     }
 
     /** The cache slots of the selected positions (FlashMLA's sparse indices, −1 unused), through each row's block table. */
