@@ -87,8 +87,21 @@ public final class ExampleCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         out.printf("wrote %s (DeepSeek-V2-Lite attention, hidden %d), %s (layer 0, BF16, %.1f MB) and %s (%d prompt tokens, %d decode)%n",
                 config, hidden, weights, fileMb(weights), input, prompt, decode);
-        out.printf("try: ./mla run-layer --config %s --weights %s --input %s --output %s%n", config, weights, input, dir.resolve("out.safetensors"));
+        out.printf("try: %s run-layer --config %s --weights %s --input %s --output %s%n", shellWord(launcher()), shellWord(config.toString()),
+                shellWord(weights.toString()), shellWord(input.toString()), shellWord(dir.resolve("out.safetensors").toString()));
         return 0;
+    }
+
+    /** How the command line was started: the mla script as the user typed it (it passes -Dtornadomla.launcher), else "mla". */
+    static String launcher() {
+        String l = System.getProperty("tornadomla.launcher", "");
+        return l.isBlank() ? "mla" : l;
+    }
+
+    /** s as one word of a POSIX shell: as it is where that is safe, else in single quotes. */
+    static String shellWord(String s) {
+        if (!s.isEmpty() && s.matches("[A-Za-z0-9_./:=@%+,-]+")) return s;
+        return "'" + s.replace("'", "'\\''") + "'";
     }
 
     private static double fileMb(Path p) {

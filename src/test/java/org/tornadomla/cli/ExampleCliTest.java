@@ -28,7 +28,8 @@ class ExampleCliTest {
         Path ex = dir.resolve("ex");
         CliTest.Run made = CliTest.mla("example", ex.toString(), "--hidden", "256", "--prompt", "5", "--decode", "2");
         assertEquals(0, made.code(), made.err());
-        assertTrue(made.out().contains("try: ./mla run-layer --config " + ex.resolve("config.json")), made.out());
+        // no launcher property in this JVM (the mla script passes one): the line names the command mla
+        assertTrue(made.out().contains("try: mla run-layer --config " + ex.resolve("config.json")), made.out());
 
         Path out = ex.resolve("out.safetensors");
         CliTest.Run ran = CliTest.mla("run-layer", "--config", ex.resolve("config.json").toString(), "--weights",
@@ -57,5 +58,22 @@ class ExampleCliTest {
         assertEquals(2, again.code());
         assertTrue(again.err().contains("config.json exists"), again.err());
         assertEquals(new String(config), Files.readString(ex.resolve("config.json")));
+    }
+
+    @Test
+    void theSuggestedLineRunsFromWhereTheUserIs() {
+        String before = System.getProperty("tornadomla.launcher");
+        try {
+            System.setProperty("tornadomla.launcher", "../main/mla");
+            assertEquals("../main/mla", ExampleCommand.launcher());
+        } finally {
+            if (before == null) System.clearProperty("tornadomla.launcher");
+            else System.setProperty("tornadomla.launcher", before);
+        }
+        // a POSIX shell reads each back as the one word it was
+        assertEquals("/tmp/ex/config.json", ExampleCommand.shellWord("/tmp/ex/config.json"));
+        assertEquals("'/tmp/my ex/config.json'", ExampleCommand.shellWord("/tmp/my ex/config.json"));
+        assertEquals("'it'\\''s'", ExampleCommand.shellWord("it's"));
+        assertEquals("''", ExampleCommand.shellWord(""));
     }
 }

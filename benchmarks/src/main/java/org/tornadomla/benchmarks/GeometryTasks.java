@@ -39,16 +39,15 @@ public final class GeometryTasks {
         int context = 4096, reps = 30;
         int splits = AttentionOptions.AUTO;
         String path = "absorbed", geometries = "512+64/128,256+32/128,448+64/128,1024+64/128";
-        for (String a : args) {
-            String v = a.substring(a.indexOf('=') + 1);
-            if (a.startsWith("context=")) context = Integer.parseInt(v);
-            else if (a.startsWith("reps=")) reps = Integer.parseInt(v);
-            else if (a.startsWith("path=")) path = v;
-            else if (a.startsWith("geometries=")) geometries = v;
-            else if (a.startsWith("splits=")) splits = Integer.parseInt(v);
-            else throw new IllegalArgumentException("unknown argument " + a + " (context=, reps=, path=, geometries=, splits=)");
-        }
-        AttentionOptions opt = new AttentionOptions(AttentionPath.parse(path), AttentionOptions.DEFAULT_TILE, splits);
+        DriverArgs a = DriverArgs.parse("GeometryTasks", "[context=4096] [reps=30] [path=absorbed|tiled|naive] "
+                + "[geometries=512+64/128,256+32/128,448+64/128,1024+64/128 (d_c+d_r/H or preset names)] [splits=0 (auto)]",
+                args, "context=", "reps=", "path=", "geometries=", "splits=");
+        context = a.integer("context", context, 1);
+        reps = a.integer("reps", reps, 1);
+        path = a.text("path", path);
+        geometries = a.text("geometries", geometries);
+        splits = a.integer("splits", splits, 0);
+        AttentionOptions opt = new AttentionOptions(path(a, path), AttentionOptions.DEFAULT_TILE, splits);
         String[] names = geometries.split(",");
         try (FastExecutor fast = new FastExecutor()) {
             List<KernelGraph> graphs = new ArrayList<>();
@@ -127,5 +126,15 @@ public final class GeometryTasks {
         long[] s = a.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
+    }
+
+    /** The path named by path=, or the driver's usage error. */
+    private static AttentionPath path(DriverArgs a, String name) {
+        try {
+            return AttentionPath.parse(name);
+        } catch (RuntimeException e) {
+            a.fail(e.getMessage());
+            return null;
+        }
     }
 }

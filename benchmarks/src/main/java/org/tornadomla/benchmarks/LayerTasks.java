@@ -38,17 +38,15 @@ public final class LayerTasks {
     public static void main(String[] args) {
         int context = 4096, reps = 30;
         String weights = "f32,bf16,fp8", path = "absorbed";
-        for (String a : args) {
-            String v = a.substring(a.indexOf('=') + 1);
-            if (a.startsWith("context=")) context = Integer.parseInt(v);
-            else if (a.startsWith("reps=")) reps = Integer.parseInt(v);
-            else if (a.startsWith("weights=")) weights = v;
-            else if (a.startsWith("path=")) path = v;
-            else throw new IllegalArgumentException("unknown argument " + a + " (context=, reps=, weights=, path=)");
-        }
+        DriverArgs a = DriverArgs.parse("LayerTasks", "[context=4096] [reps=30] [weights=f32,bf16,fp8,fp8-uniform] [path=absorbed|tiled|naive]",
+                args, "context=", "reps=", "weights=", "path=");
+        context = a.integer("context", context, 1);
+        reps = a.integer("reps", reps, 1);
+        weights = a.text("weights", weights);
+        path = a.text("path", path);
         MlaConfig c = MlaConfig.deepseekV3();
         MlaWeights f32 = MlaWeights.random(c, 1);
-        AttentionOptions opt = AttentionOptions.of(AttentionPath.parse(path));
+        AttentionOptions opt = AttentionOptions.of(path(a, path));
         String[] forms = weights.split(",");
         try (FastExecutor fast = new FastExecutor()) {
             List<MlaLayer> layers = new java.util.ArrayList<>();
@@ -131,5 +129,15 @@ public final class LayerTasks {
         long[] s = a.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
+    }
+
+    /** The path named by path=, or the driver's usage error. */
+    private static AttentionPath path(DriverArgs a, String name) {
+        try {
+            return AttentionPath.parse(name);
+        } catch (RuntimeException e) {
+            a.fail(e.getMessage());
+            return null;
+        }
     }
 }

@@ -37,14 +37,12 @@ public final class SparseTasks {
     public static void main(String[] args) {
         int batch = 1, context = 8192, reps = 10;
         String backends = "java-fast,java-reference";
-        for (String a : args) {
-            String v = a.substring(a.indexOf('=') + 1);
-            if (a.startsWith("batch=")) batch = Integer.parseInt(v);
-            else if (a.startsWith("context=")) context = Integer.parseInt(v);
-            else if (a.startsWith("reps=")) reps = Integer.parseInt(v);
-            else if (a.startsWith("backends=")) backends = v;
-            else throw new IllegalArgumentException("unknown argument " + a + " (batch=, context=, reps=, backends=)");
-        }
+        DriverArgs a = DriverArgs.parse("SparseTasks", "[batch=1] [context=8192] [reps=10] [backends=java-fast,java-reference]",
+                args, "batch=", "context=", "reps=", "backends=");
+        batch = a.integer("batch", batch, 1);
+        context = a.integer("context", context, 1);
+        reps = a.integer("reps", reps, 1);
+        backends = a.text("backends", backends);
         int heads = 128, dc = 512, dr = 64, dn = 128, nIdx = 64, dIdx = 128, topk = 2048, w = dc + dr;
         int rows = batch, cap = context, k = Math.min(topk, cap);
         float[] pow2 = Bf16.pow2();

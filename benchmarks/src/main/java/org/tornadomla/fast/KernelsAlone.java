@@ -1,6 +1,7 @@
 package org.tornadomla.fast;
 
 import org.tornadomla.bench.Roofline;
+import org.tornadomla.benchmarks.DriverArgs;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -45,13 +46,10 @@ public final class KernelsAlone {
         int rounds = 20;
         int[] heads = {128, 16};
         boolean lines = false;
-        for (String a : args) {
-            String v = a.substring(a.indexOf('=') + 1);
-            if (a.startsWith("rounds=")) rounds = Integer.parseInt(v);
-            else if (a.startsWith("heads=")) heads = Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
-            else if (a.equals("lines")) lines = true;
-            else throw new IllegalArgumentException("unknown argument " + a + " (rounds=, heads=, lines)");
-        }
+        DriverArgs a = DriverArgs.parse("KernelsAlone", "[rounds=20] [heads=128,16] [lines]", args, "rounds=", "heads=", "lines");
+        rounds = a.integer("rounds", rounds, 1);
+        heads = a.integers("heads", heads, 1);
+        lines = a.has("lines");
         if (lines) {
             lineOffsets(heads, rounds);
             return;

@@ -1,6 +1,7 @@
 package org.tornadomla.fast;
 
 import org.tornadomla.bench.Roofline;
+import org.tornadomla.benchmarks.DriverArgs;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,15 +36,12 @@ public final class TilePhases {
     public static void main(String[] args) throws Exception {
         int[] heads = {16, 128};
         int context = 4096, reps = 1000;
-        for (String a : args) {
-            String v = a.substring(a.indexOf('=') + 1);
-            if (a.startsWith("heads=")) heads = java.util.Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
-            else if (a.startsWith("context=")) context = Integer.parseInt(v);
-            else if (a.startsWith("reps=")) reps = Integer.parseInt(v);
-            else throw new IllegalArgumentException("unknown argument " + a + " (heads=, context=, reps=)");
-        }
+        DriverArgs a = DriverArgs.parse("TilePhases", "[heads=16,128] [context=4096] [reps=1000]", args, "heads=", "context=", "reps=");
+        heads = a.integers("heads", heads, 1);
+        context = a.integer("context", context, 1);
+        reps = a.integer("reps", reps, 2);
         int threads = Runtime.getRuntime().availableProcessors();
-        if (context % (threads * TILE) != 0) throw new IllegalArgumentException("context must be a multiple of " + threads * TILE + ", found " + context);
+        if (context % (threads * TILE) != 0) a.fail("context= must be a multiple of " + threads * TILE + " (" + threads + " threads × " + TILE + "-row tiles), found " + context);
         Roofline.Limits limits = Roofline.measure();
         double perThread = limits.gflopPerS() / limits.threads();
         System.out.printf("java-fast's decode loops per %d-row tile, B1 T%d f32, %d threads (1/%d of the cache each), mean of the last %d reps%n",
