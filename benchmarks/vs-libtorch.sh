@@ -5,7 +5,8 @@
 # on one small shape, then for each round java-fast (./mla bench, absorbed, f32) and libtorch (djl/TorchAbsorb:
 # DeepSeek's absorb einsums over ./mla bench's own data) on the same shapes and thread count, alternately;
 # per round and backend the mean ms of the timed runs after warm-up (the same statistic on both sides), then
-# the best round per backend and shape, and the ratio libtorch / java-fast (> 1: java-fast is faster).
+# the best round per backend and shape, and the ratio libtorch / java-fast (> 1: java-fast is faster); beside them the
+# medians (a run cut short, or a host that slows now and then, moves a mean far more than a median).
 # Results: target/vs-libtorch/{java-*.csv,libtorch-N.csv,log.txt,summary.md}.
 # With --layer, afterwards the decode step of the whole DeepSeek-V3 layer (djl/TorchLayer: java-fast's MlaLayer
 # with f32, bf16 and FP8 weights against libtorch's model.py steps on the same weights dequantised to f32, B1
@@ -97,23 +98,26 @@ done
 /usr/bin/python3 - "$out" <<'PY'
 import csv, glob, os, re, sys
 out = sys.argv[1]
-runs = {}                                    # (backend, B, H, T) -> [ms of each round]
+runs = {}                                    # (backend, B, H, T) -> [(mean ms, median ms or None) of each round]
 for f in sorted(glob.glob(os.path.join(out, "*.csv"))):
     for r in csv.DictReader(open(f)):
         if r["path"] == "absorbed" and r["dtype"] == "f32":
-            runs.setdefault((r["backend"], int(r["batch"]), int(r["heads"]), int(r["context"])), []).append(float(r["ms_per_step"]))
+            med = float(r["ms_median"]) if r.get("ms_median") else None
+            runs.setdefault((r["backend"], int(r["batch"]), int(r["heads"]), int(r["context"])), []).append((float(r["ms_per_step"]), med))
 log = open(os.path.join(out, "log.txt")).read().splitlines()
 keep = [l for l in log if re.match(r"== machine|== warning|fma_gflops|read_gbps|java limits|libtorch [0-9]|libtorch (mapped|BLAS|config|threads|MKL_VERBOSE|2048)|check ", l)]
-lines = ["| shape (f32, absorbed) | java-fast ms | libtorch ms | libtorch / java-fast | rounds (libtorch / java-fast) |",
-         "|---|---|---|---|---|"]
+lines = ["| shape (f32, absorbed) | java-fast ms | libtorch ms | libtorch / java-fast | medians: java-fast / libtorch ms, ratio | rounds (libtorch / java-fast) |",
+         "|---|---|---|---|---|---|"]
 for s in sorted({k[1:] for k in runs}):
     j, t = runs.get(("java-fast",) + s, []), runs.get(("libtorch",) + s, [])
-    fmt = lambda v: f"{min(v):.3f}" if v else "-"
-    ratio = f"**{min(t) / min(j):.2f}×**" if j and t else "-"
-    rounds = ", ".join(f"{a:.3f} / {b:.3f}" for a, b in zip(t, j))
-    lines.append(f"| B{s[0]} H{s[1]} T{s[2]} | {fmt(j)} | {fmt(t)} | {ratio} | {rounds} |")
+    fmt = lambda v: f"{min(m for m, _ in v):.3f}" if v else "-"
+    ratio = f"**{min(m for m, _ in t) / min(m for m, _ in j):.2f}×**" if j and t else "-"
+    jm, tm = [d for _, d in j if d is not None], [d for _, d in t if d is not None]
+    med = f"{min(jm):.3f} / {min(tm):.3f}, {min(tm) / min(jm):.2f}×" if jm and tm else "-"
+    rounds = ", ".join(f"{a[0]:.3f} / {b[0]:.3f}" for a, b in zip(t, j))
+    lines.append(f"| B{s[0]} H{s[1]} T{s[2]} | {fmt(j)} | {fmt(t)} | {ratio} | {med} | {rounds} |")
 text = "\n".join(["ms per step: the mean of each round's timed runs, best round; ratio = libtorch ms / java-fast ms "
-                  "(above 1: java-fast is faster)", ""] + lines + ["", "```"] + keep + ["```"])
+                  "(above 1: java-fast is faster); the medians: each round's median step, the least round's", ""] + lines + ["", "```"] + keep + ["```"])
 print("\n" + text)
 open(os.path.join(out, "summary.md"), "w").write(text + "\n")
 PY

@@ -35,7 +35,12 @@ public final class DecodeBench {
     }
 
     /** Timing of one backend on one shape. */
-    public record Result(String backend, Shape shape, double msPerStep, int iterations, double maxAbsDiff) {
+    /**
+     * One backend's figures for a shape: msPerStep the mean of the timed steps (what tables and charts show),
+     * medianMs their median (NaN where unknown), device where it ran (the CPU and the executor, or the TornadoVM
+     * device; "" where unknown).
+     */
+    public record Result(String backend, Shape shape, double msPerStep, double medianMs, int iterations, double maxAbsDiff, String device) {
         public double gbPerS() {
             return latentBytes(shape) / (msPerStep * 1e-3) / 1e9;
         }

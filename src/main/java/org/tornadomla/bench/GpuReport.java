@@ -386,7 +386,7 @@ public final class GpuReport {
                 try {
                     // torch rows keep bench.csv's columns; their path is the einsum one, shown as its own series
                     DecodeBench.Shape s = new DecodeBench.Shape(AttentionPath.TILED, CacheDtype.parse(r.dtype()), r.batch(), r.heads(), r.context());
-                    results.add(new DecodeBench.Result(rows == torch ? r.backend() : r.backend() + " " + r.path(), s, r.ms(), 0, Double.NaN));
+                    results.add(new DecodeBench.Result(rows == torch ? r.backend() : r.backend() + " " + r.path(), s, r.ms(), Double.NaN, 0, Double.NaN, ""));
                 } catch (MlaException e) {
                     // a dtype the chart cannot label: leave the row out of the chart, it is still in the table
                 }
@@ -442,24 +442,29 @@ public final class GpuReport {
         }
     }
 
+    /** The first nine columns of bench.csv, all that torch.csv has. */
+    public static final String BENCH_HEADER_SHORT = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
+
     /** Rows of a bench.csv-shaped file; a row that does not parse is a one-line error naming file and line. */
     private List<Row> rows(String name) {
         List<String> ls = lines(name, true);
         if (ls.isEmpty()) return List.of();
-        String expected = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
-        if (!ls.get(0).equals(expected)) {
-            throw new MlaException("gpu-report: " + dir.resolve(name) + ": expected header " + expected + ", found " + ls.get(0));
+        // bench's CSV has three more columns (ms_median, device, date) since 2026-12-07; the PyTorch CSVs keep the nine
+        String expected = BENCH_HEADER_SHORT, longer = BENCH_HEADER_SHORT + ",ms_median,device,date";
+        if (!ls.get(0).equals(expected) && !ls.get(0).equals(longer)) {
+            throw new MlaException("gpu-report: " + dir.resolve(name) + ": expected header " + expected + " (or with ,ms_median,device,date), found " + ls.get(0));
         }
+        int fields = ls.get(0).equals(expected) ? 9 : 12;
         List<Row> out = new ArrayList<>();
         for (int i = 1; i < ls.size(); i++) {
             String[] f = ls.get(i).split(",", -1);
             try {
-                if (f.length != 9) throw new NumberFormatException(f.length + " fields");
+                if (f.length != fields) throw new NumberFormatException(f.length + " fields");
                 out.add(new Row(f[0], f[1], f[2], Integer.parseInt(f[3]), Integer.parseInt(f[4]), Integer.parseInt(f[5]),
                         Double.parseDouble(f[6]), Double.parseDouble(f[7]), Double.parseDouble(f[8])));
             } catch (NumberFormatException e) {
-                throw new MlaException("gpu-report: " + dir.resolve(name) + " line " + (i + 1) + ": expected 9 fields "
-                        + "(3 names, 3 integers, 3 numbers), found '" + ls.get(i) + "'");
+                throw new MlaException("gpu-report: " + dir.resolve(name) + " line " + (i + 1) + ": expected " + fields + " fields "
+                        + "(3 names, 3 integers, 3 numbers" + (fields > 9 ? ", then ms_median, device, date" : "") + "), found '" + ls.get(i) + "'");
             }
         }
         return out;

@@ -41,7 +41,13 @@ import java.util.concurrent.Callable;
                 + "on each backend and shape; print a table, optionally write a CSV and a chart, and compare with "
                 + "this machine's measured FMA throughput and memory bandwidth (--roofline).")
 public final class BenchCommand implements Callable<Integer> {
-    static final String CSV_HEADER = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
+    /**
+     * The CSV's columns: the first nine are {@link #CSV_HEADER_SHORT}'s; then the median step (the mean is ms_per_step),
+     * where it ran (the CPU and executor, or the TornadoVM device; commas written as semicolons) and the day (UTC).
+     */
+    static final String CSV_HEADER = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date";
+    /** The nine columns of bench's CSV before 2026-12-07, which the GPU kit's PyTorch and libtorch CSVs keep (GpuReport reads both). */
+    static final String CSV_HEADER_SHORT = org.tornadomla.bench.GpuReport.BENCH_HEADER_SHORT;
     /** Seconds between the lines that say a shape is still being timed (a step of the reference at a large shape takes seconds). */
     private static final double PROGRESS_S = 15;
 
@@ -632,7 +638,7 @@ public final class BenchCommand implements Callable<Integer> {
                     boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
                     double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
                     String name = weights == WeightDtype.F32 ? e.getKey() : e.getKey() + "/w-" + weights;
-                    DecodeBench.Result r = new DecodeBench.Result(name, s, t.meanMs(), t.iterations(), diff);
+                    DecodeBench.Result r = new DecodeBench.Result(name, s, t.meanMs(), t.medianMs(), t.iterations(), diff, deviceOf(e.getValue()));
                     results.add(r);
                     String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
                             r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));
@@ -847,7 +853,7 @@ public final class BenchCommand implements Callable<Integer> {
      * headers, a PNG for the chart (a note or a checkpoint named by mistake is refused before anything runs).
      */
     private void checkOwnFiles() {
-        if (csv != null) OutputFiles.checkOwn("--csv", csv, "a CSV of mla bench", h -> OutputFiles.startsWithLine(h, CSV_HEADER, SPARSE_CSV_HEADER));
+        if (csv != null) OutputFiles.checkOwn("--csv", csv, "a CSV of mla bench", h -> OutputFiles.startsWithLine(h, CSV_HEADER, CSV_HEADER_SHORT, SPARSE_CSV_HEADER));
         if (transfersCsv != null) {
             OutputFiles.checkOwn("--transfers-csv", transfersCsv, "a CSV of mla bench --transfers-csv", h -> OutputFiles.startsWithLine(h, TRANSFERS_HEADER));
         }
@@ -857,8 +863,18 @@ public final class BenchCommand implements Callable<Integer> {
 
     static String csvLine(DecodeBench.Result r) {
         DecodeBench.Shape s = r.shape();
-        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.6g,%.6g", r.backend(), s.path(), s.dtype(), s.batch(),
-                s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS());
+        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.6g,%.6g,%s,%s,%s", r.backend(), s.path(), s.dtype(), s.batch(),
+                s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS(),
+                Double.isNaN(r.medianMs()) ? "" : String.format(Locale.ROOT, "%.6f", r.medianMs()),
+                r.device().replace(',', ';').replace('"', '\''), java.time.LocalDate.now(java.time.ZoneOffset.UTC));
+    }
+
+    /** Where an executor runs, for the CSV: a JVM backend's CPU (model, family and model numbers, CPUs) and itself, else its device. */
+    static String deviceOf(GraphExecutor ex) {
+        if (!(ex instanceof JvmExecutor) && !(ex instanceof org.tornadomla.fast.FastExecutor)) return ex.device();
+        String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
+        return org.tornadomla.bench.Charts.cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")")
+                + " " + Runtime.getRuntime().availableProcessors() + " CPUs; " + ex.device();
     }
 
     /** Writes header and lines atomically (OutputFiles). */

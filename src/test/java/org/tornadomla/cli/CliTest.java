@@ -416,12 +416,18 @@ class CliTest {
                 "--budget-ms", "20", "--csv", csv.toString(), "--chart", png.toString());
         assertEquals(0, r.code, r.err);
         List<String> lines = Files.readAllLines(csv);
-        assertEquals("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s", lines.get(0));
+        assertEquals("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date", lines.get(0));
         assertEquals(1 + 2 * 2 * 2, lines.size(), String.join("\n", lines));      // 2 backends × 2 paths × 2 dtypes
+        String cpu = org.tornadomla.bench.Charts.cpuModel().replace(',', ';');
         for (String l : lines.subList(1, lines.size())) {
-            String[] f = l.split(",");
-            assertEquals(9, f.length, l);
+            String[] f = l.split(",", -1);
+            assertEquals(12, f.length, l);
             assertTrue(Double.parseDouble(f[6]) > 0 && Double.parseDouble(f[8]) > 0, l);
+            // the median step is a step's time too, the same order as the mean (a handful of slow steps apart)
+            assertTrue(Double.parseDouble(f[9]) > 0 && Double.parseDouble(f[9]) < 10 * Double.parseDouble(f[6]), l);
+            // where it ran: this CPU, and the executor (java-fast with its vector width)
+            assertTrue(f[10].startsWith(cpu) && f[10].contains(f[0].equals("java-fast") ? "java-fast (Vector API" : "java-reference"), l);
+            assertEquals(java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString(), f[11], l);
             // GFLOP/s is the shape's FLOPs over the time: B·(2·H·T·576 + 2·H·T·512 + 2·H·512·256) / ms
             double flops = 2.0 * 4 * 40 * 576 + 2.0 * 4 * 40 * 512 + 2.0 * 4 * 512 * 256;
             assertEquals(flops / (Double.parseDouble(f[6]) * 1e-3) / 1e9, Double.parseDouble(f[8]), 1e-3 * Double.parseDouble(f[8]), l);
@@ -446,7 +452,7 @@ class CliTest {
                 "--budget-ms", "5", "--csv");
         assertEquals(0, r.code, r.err);
         List<String> lines = r.out.lines().toList();
-        assertEquals(List.of("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s"), lines.subList(0, 1), r.out);
+        assertEquals(List.of(BenchCommand.CSV_HEADER), lines.subList(0, 1), r.out);
         assertEquals(3, lines.size(), r.out);                      // the header and the two paths, nothing else
         assertTrue(lines.get(1).startsWith("java-reference,absorbed,f32,1,4,40,") && lines.get(2).startsWith("java-reference,tiled,f32,1,4,40,"), r.out);
         // the table and the progress went to standard error

@@ -187,10 +187,10 @@ class GpuKitCliTest {
     void gpuReportTabulatesWhatThereIsAndListsWhatIsMissing() throws IOException {
         Path out = dir.resolve("out");
         Files.createDirectories(out);
-        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\n"
+        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER_SHORT + "\n"
                 + "tornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2\n"
                 + "tornado:0:0,tiled,f32,1,16,1024,0.125,18.87,296.7\n");
-        Files.writeString(out.resolve("torch.csv"), BenchCommand.CSV_HEADER + "\n"
+        Files.writeString(out.resolve("torch.csv"), BenchCommand.CSV_HEADER_SHORT + "\n"
                 + "torch-2.11-cuda,einsum-absorb,bf16,128,128,16384,1.25,2415.9,5706.4\n");
         Files.writeString(out.resolve("bench-transfers.csv"), BenchCommand.TRANSFERS_HEADER + "\n"
                 + "tornado:0:0,tiled,bf16,128,128,16384,2.125,12583040,8388624\n");
@@ -208,11 +208,20 @@ class GpuKitCliTest {
         assertTrue(md.contains("(check.txt, `mla check --backend tornado`)"), md);
         assertTrue(Files.size(out.resolve("bench-chart.png")) > 1000);
 
-        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado,tiled,bf16,x,1,1,1,1,1\n");
+        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntornado,tiled,bf16,x,1,1,1,1,1\n");
         CliTest.Run bad = mla("gpu-report", out.toString());
         assertEquals(2, bad.code());
         assertTrue(bad.err().contains("bench.csv line 2: expected 9 fields"), bad.err());
         assertEquals(1, bad.err().strip().lines().count());
+        // bench's CSV of today: three more columns after the nine (ms_median, device, date), read as the nine are
+        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\n"
+                + "tornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2,2.4,NVIDIA H200 (CUDA; sm_90),2026-12-07\n");
+        assertEquals(0, mla("gpu-report", out.toString()).code());
+        assertTrue(Files.readString(out.resolve("summary.md")).contains("| tornado:0:0 | tiled | bf16 | 128 | 128 | 16384 | 2.50 | 1208 | 2853 |"));
+        Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2\n");
+        CliTest.Run shortRow = mla("gpu-report", out.toString());
+        assertEquals(2, shortRow.code());
+        assertTrue(shortRow.err().contains("bench.csv line 2: expected 12 fields"), shortRow.err());
         assertEquals(2, mla("gpu-report", dir.resolve("nope").toString()).code());
     }
 
@@ -221,8 +230,8 @@ class GpuKitCliTest {
         Path out = dir.resolve("tc");
         Files.createDirectories(out);
         // B128: 2.0 ms with tensor cores, 6.0 without (speed-up 3); B1 only without (its tensor-core run hit the time limit)
-        Files.writeString(out.resolve("bench-tc.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,absorbed,bf16,128,128,4096,2.0,302.0,73000\n");
-        Files.writeString(out.resolve("bench-notc.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,absorbed,bf16,128,128,4096,6.0,100.7,24333\n"
+        Files.writeString(out.resolve("bench-tc.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntornado:0:0,absorbed,bf16,128,128,4096,2.0,302.0,73000\n");
+        Files.writeString(out.resolve("bench-notc.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntornado:0:0,absorbed,bf16,128,128,4096,6.0,100.7,24333\n"
                 + "tornado:0:0,absorbed,bf16,1,128,4096,0.25,18.9,4562\n");
         Files.writeString(out.resolve("run-log.tsv"), "bench-tc.csv\t0\t30\tmla bench --backend tornado --path absorbed --dtype bf16\t\n");
         CliTest.Run r = mla("gpu-report", out.toString());
@@ -273,10 +282,10 @@ class GpuKitCliTest {
             Files.writeString(out.resolve(r).resolve("check.txt"), "PASS tiled f32 plain max_abs_err=1e-06 max_rel_err=2.5e-06 tol=1e-04\n1 PASS, 0 FAIL (1.0 s)\n");
         }
         // cuda 2.0 ms, ptx 3.0 ms, torch 2.5 ms at one shape; a shape only PTX reached
-        Files.writeString(out.resolve("cuda").resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,8,128,8192,2.0,1,1\n");
-        Files.writeString(out.resolve("ptx").resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,8,128,8192,3.0,1,1\n"
+        Files.writeString(out.resolve("cuda").resolve("bench.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntornado:0:0,tiled,bf16,8,128,8192,2.0,1,1\n");
+        Files.writeString(out.resolve("ptx").resolve("bench.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntornado:0:0,tiled,bf16,8,128,8192,3.0,1,1\n"
                 + "tornado:0:0,tiled,f32,1,16,1024,0.5,1,1\n");
-        Files.writeString(out.resolve("torch.csv"), BenchCommand.CSV_HEADER + "\ntorch-2.11-cuda,einsum-absorb,bf16,8,128,8192,2.5,1,1\n");
+        Files.writeString(out.resolve("torch.csv"), BenchCommand.CSV_HEADER_SHORT + "\ntorch-2.11-cuda,einsum-absorb,bf16,8,128,8192,2.5,1,1\n");
         Files.writeString(out.resolve("run-log.tsv"), "unpack-sdk\t0\t3\ttar -xJf kit.txz\t\n");
         CliTest.Run r = mla("gpu-report", out.toString());
         assertEquals(0, r.code(), r.err());

@@ -74,7 +74,7 @@ public final class TorchAbsorb {
             for (int[] s : o.shapes()) {
                 try (Step step = new Step(manager, s[0], s[1], s[2])) {
                     if (o.check()) ok &= step.check(o.tolerance());
-                    else rows.add(step.time(o.seconds()));
+                    else rows.add(step.time(o.seconds(), device(engine, o.threads())));
                 }
             }
             if (o.csv() != null && !rows.isEmpty()) appendCsv(o.csv(), rows);
@@ -165,7 +165,7 @@ public final class TorchAbsorb {
             return new DecodeBench.Shape(AttentionPath.ABSORBED, CacheDtype.F32, batch, heads, context);
         }
 
-        String[] time(double seconds) {
+        String[] time(double seconds, String device) {
             long warmEnd = System.nanoTime() + (long) (Math.max(0.5, seconds / 5) * 1e9);
             while (System.nanoTime() < warmEnd) run().close();
             List<Double> times = new ArrayList<>();
@@ -184,7 +184,8 @@ public final class TorchAbsorb {
                     label(), mean, median, best, ms.length, gbs, gfs);
             System.out.flush();
             return new String[] {"libtorch", "absorbed", "f32", "" + batch, "" + heads, "" + context,
-                    String.format("%.6f", mean), String.format("%.4f", gbs), String.format("%.4f", gfs)};
+                    String.format("%.6f", mean), String.format("%.4f", gbs), String.format("%.4f", gfs), String.format("%.6f", median),
+                    device, java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString()};
         }
 
         /**
@@ -249,11 +250,19 @@ public final class TorchAbsorb {
         return new float[][] {latent, rope, q, wkvB};
     }
 
+    /** The CSV's device column, as ./mla bench writes it for a JVM backend: the CPU, then libtorch and its threads (no commas). */
+    static String device(Engine engine, int threads) {
+        String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
+        return (org.tornadomla.bench.Charts.cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")") + " "
+                + Runtime.getRuntime().availableProcessors() + " CPUs; libtorch " + engine.getVersion() + " (" + threads + " intra-op threads)")
+                .replace(',', ';');
+    }
+
     private static void appendCsv(Path csv, List<String[]> rows) throws IOException {
         boolean fresh = !Files.exists(csv);
         if (csv.getParent() != null) Files.createDirectories(csv.getParent());
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv, StandardOpenOption.CREATE, StandardOpenOption.APPEND))) {
-            if (fresh) w.println("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s");
+            if (fresh) w.println("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date");
             rows.forEach(r -> w.println(String.join(",", r)));
         }
     }
@@ -263,7 +272,7 @@ public final class TorchAbsorb {
               --shapes   default 1:128:4096,8:128:4096,1:16:16384
               --threads  libtorch's intra-op threads (default: every core)
               --seconds  timed seconds per shape after the warm-up (default 3)
-              --csv      append results in ./mla bench's CSV format (backend libtorch)
+              --csv      append results in ./mla bench's CSV format (backend libtorch; ms_median, device, date too)
               --check    time nothing: compare the step's output with java-fast's and the reference kernels' on
                          the same data; exit 1 if max|Δ|/max|o| exceeds --tolerance (default 1e-3)
               --info     print libtorch's setup (threads, BLAS, config, a 2048^3 sgemm) and stop""";
