@@ -54,6 +54,10 @@ public final class PdDemoCommand implements Callable<Integer> {
     @Option(names = "--decode-timeout-s", defaultValue = "600", description = "longest the decode process may take (default: ${DEFAULT-VALUE})")
     int decodeTimeoutS;
 
+    @Option(names = "--keep", description = "leave the pushed blocks in the store afterwards (they expire after --ttl-s); by default "
+            + "the demo removes them once the decode process is done, so that runs leave no keys behind")
+    boolean keep;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -86,61 +90,83 @@ public final class PdDemoCommand implements Callable<Integer> {
             o.forward(layers, caches, o.embed(prompt), o.tokens);
             double prefillMs = (System.nanoTime() - t0) / 1e6;
             LatentStore.Transfer push = store.push(prompt, 0, LatentCacheRows.of(caches));
-            out.printf("prefill process (pid %d): prefilled %d tokens in %.0f ms; pushed %d blocks, %,d B in %.1f ms: %.3f GB/s%n",
-                    ProcessHandle.current().pid(), o.tokens, prefillMs, push.blocks(), push.bytes(), push.nanos() / 1e6, push.gbPerSecond());
-            out.flush();
-            float[][] single = new float[o.steps][];
-            for (int k = 0; k < o.steps; k++) single[k] = o.forward(layers, caches, o.embed(new int[] {next[k]}), 1);
-            for (MlaLayer l : layers) l.close();
-
-            // 2. the decode process: another JVM, which pulls and decodes the same steps
-            Decoded d = runDecodeProcess(prompt, next);
-            out.printf("decode process (pid %d, a second JVM, a paged cache of blocks of %d): pulled %d tokens (%d blocks, %,d B) in %.1f ms: %.3f GB/s (a small transfer; ./mla store-bench measures large ones)%n",
-                    d.pid, o.blockSize, d.tokens, d.blocks, d.bytes, d.nanos / 1e6, d.nanos == 0 ? 0 : (double) d.bytes / d.nanos);
-            // java-reference is sequential Java: both JVMs compute bit for bit alike. java-fast's Vector API may add a
-            // vector's lanes in another order once the JIT has compiled the loop, so two JVMs (one warm, one cold)
-            // can differ in the last bits: compared within a stated tolerance instead.
-            boolean exact = !o.backend.startsWith("java-fast");
-            int differ = -1;
-            double worst = 0;
-            for (int k = 0; k < o.steps; k++) {
-                float[] y = d.outputs.get(k);
-                boolean same = Arrays.equals(toBits(single[k]), toBits(y));
-                double diff = 0, scale = 1;
-                for (int i = 0; i < y.length; i++) {
-                    diff = Math.max(diff, Math.abs((double) y[i] - single[k][i]));
-                    scale = Math.max(scale, Math.abs(single[k][i]));
+            try {
+                return afterPush(out, store, c, v3, dtype, prompt, next, layers, caches, prefillMs, push);
+            } finally {
+                // the demo's blocks go, whatever happened after the push, unless asked to stay (a server gone by then: the
+                // error that brought us here is the one to report, and the blocks expire after --ttl-s anyway)
+                if (!keep) {
+                    try {
+                        store.remove(prompt, dtype, o.layers);
+                        out.printf("removed the demo's %d blocks from the store (--keep leaves them)%n", push.blocks());
+                    } catch (RuntimeException e) {
+                        out.printf("could not remove the demo's blocks from the store (%s); %s%n", MlaException.oneLine(e.getMessage()),
+                                o.ttlSeconds > 0 ? "they expire after " + o.ttlSeconds + " s" : "they stay there (--ttl-s 0)");
+                    }
+                    out.flush();
                 }
-                worst = Math.max(worst, diff);
-                boolean ok = same || (!exact && diff <= FAST_TOLERANCE * scale);
-                if (!ok && differ < 0) differ = k;
-                out.printf("  step %d (token id %d): %s%n", k, next[k], same ? String.format("output identical to the single-process run (%,d numbers, bit for bit)", y.length)
-                        : ok ? String.format("output equal to the single-process run within %.0e of its largest magnitude (max |Δ| %.2e; java-fast, see --help)", FAST_TOLERANCE, diff)
-                        : String.format("output DIFFERS from the single-process run: max |Δ| %.3e", diff));
             }
-
-            // 3. what moved, against what MHA would move for the same model
-            long rows = LatentRows.rowBytes(dtype, c.kvLoraRank(), c.qkRopeHeadDim(), c.sparse() ? c.indexer().headDim() : 0);
-            double perToken = (double) push.bytes() / o.tokens;
-            double header = perToken / o.layers - rows;
-            int bytesPerNumber = KvMemory.bytes(dtype.toString());
-            long mhaNumbers = KvMemory.schemes(KvMemory.Model.of("this model", c), 1).get(1).numbersPerTokenPerLayer();
-            double mha = (double) mhaNumbers * bytesPerNumber * o.layers;
-            out.printf("bytes moved per token: %,.1f B = %d layer%s × (%,d B of rows in %s + %.1f B of block header and checksum, %d B per block of %d)%n",
-                    perToken, o.layers, o.layers == 1 ? "" : "s", rows, dtype + (c.sparse() ? " with the indexer key" : ""), header, BlockValue.HEADER + BlockValue.TRAILER, o.blockSize);
-            out.printf("  MHA with this geometry would move %d layer%s × %d heads × (%d + %d) numbers × %d B = %,.0f B per token: %.1f× more%n",
-                    o.layers, o.layers == 1 ? "" : "s", c.numHeads(), c.qkHeadDim(), c.vHeadDim(), bytesPerNumber, mha, mha / perToken);
-            long v3Mla = dtype.bytesPerToken(v3.kvLoraRank(), v3.qkRopeHeadDim()) * v3.numHiddenLayers();
-            long v3Mha = KvMemory.schemes(KvMemory.Model.of("deepseek-v3", v3), 1).get(1).numbersPerTokenPerLayer() * bytesPerNumber * v3.numHiddenLayers();
-            out.printf("  DeepSeek-V3 itself (%d layers, %d heads), %s: MLA %,d B per token, MHA %,d B: %.1f× (./mla kv-memory)%n",
-                    v3.numHiddenLayers(), v3.numHeads(), dtype, v3Mla, v3Mha, (double) v3Mha / v3Mla);
-            if (differ >= 0) {
-                spec.commandLine().getErr().println(MlaException.oneLine("mla: error: the decode process's outputs differ from the single-process run from step "
-                        + differ + " on (max |Δ| " + String.format("%.3e", worst) + "): a bug"));
-                return MlaCommand.INTERNAL_ERROR;
-            }
-            out.printf("the decode process's outputs equal the single-process run in all %d steps%s%n", o.steps, exact ? ", bit for bit" : "");
         }
+    }
+
+    /** Everything after the push: the rest of the single process, the decode process, the comparison and the bytes moved. */
+    private int afterPush(PrintWriter out, LatentStore store, MlaConfig c, MlaConfig v3, CacheDtype dtype, int[] prompt, int[] next,
+                          List<MlaLayer> layers, List<LatentCache> caches, double prefillMs, LatentStore.Transfer push)
+            throws IOException, InterruptedException {
+        out.printf("prefill process (pid %d): prefilled %d tokens in %.0f ms; pushed %d blocks, %,d B in %.1f ms: %.3f GB/s%n",
+                ProcessHandle.current().pid(), o.tokens, prefillMs, push.blocks(), push.bytes(), push.nanos() / 1e6, push.gbPerSecond());
+        out.flush();
+        float[][] single = new float[o.steps][];
+        for (int k = 0; k < o.steps; k++) single[k] = o.forward(layers, caches, o.embed(new int[] {next[k]}), 1);
+        for (MlaLayer l : layers) l.close();
+
+        // 2. the decode process: another JVM, which pulls and decodes the same steps
+        Decoded d = runDecodeProcess(prompt, next);
+        out.printf("decode process (pid %d, a second JVM, a paged cache of blocks of %d): pulled %d tokens (%d blocks, %,d B) in %.1f ms: %.3f GB/s (a small transfer; ./mla store-bench measures large ones)%n",
+                d.pid, o.blockSize, d.tokens, d.blocks, d.bytes, d.nanos / 1e6, d.nanos == 0 ? 0 : (double) d.bytes / d.nanos);
+        // java-reference is sequential Java: both JVMs compute bit for bit alike. java-fast's Vector API may add a
+        // vector's lanes in another order once the JIT has compiled the loop, so two JVMs (one warm, one cold)
+        // can differ in the last bits: compared within a stated tolerance instead.
+        boolean exact = !o.backend.startsWith("java-fast");
+        int differ = -1;
+        double worst = 0;
+        for (int k = 0; k < o.steps; k++) {
+            float[] y = d.outputs.get(k);
+            boolean same = Arrays.equals(toBits(single[k]), toBits(y));
+            double diff = 0, scale = 1;
+            for (int i = 0; i < y.length; i++) {
+                diff = Math.max(diff, Math.abs((double) y[i] - single[k][i]));
+                scale = Math.max(scale, Math.abs(single[k][i]));
+            }
+            worst = Math.max(worst, diff);
+            boolean ok = same || (!exact && diff <= FAST_TOLERANCE * scale);
+            if (!ok && differ < 0) differ = k;
+            out.printf("  step %d (token id %d): %s%n", k, next[k], same ? String.format("output identical to the single-process run (%,d numbers, bit for bit)", y.length)
+                    : ok ? String.format("output equal to the single-process run within %.0e of its largest magnitude (max |Δ| %.2e; java-fast, see --help)", FAST_TOLERANCE, diff)
+                    : String.format("output DIFFERS from the single-process run: max |Δ| %.3e", diff));
+        }
+
+        // 3. what moved, against what MHA would move for the same model
+        long rows = LatentRows.rowBytes(dtype, c.kvLoraRank(), c.qkRopeHeadDim(), c.sparse() ? c.indexer().headDim() : 0);
+        double perToken = (double) push.bytes() / o.tokens;
+        double header = perToken / o.layers - rows;
+        int bytesPerNumber = KvMemory.bytes(dtype.toString());
+        long mhaNumbers = KvMemory.schemes(KvMemory.Model.of("this model", c), 1).get(1).numbersPerTokenPerLayer();
+        double mha = (double) mhaNumbers * bytesPerNumber * o.layers;
+        out.printf("bytes moved per token: %,.1f B = %d layer%s × (%,d B of rows in %s + %.1f B of block header and checksum, %d B per block of %d)%n",
+                perToken, o.layers, o.layers == 1 ? "" : "s", rows, dtype + (c.sparse() ? " with the indexer key" : ""), header, BlockValue.HEADER + BlockValue.TRAILER, o.blockSize);
+        out.printf("  MHA with this geometry would move %d layer%s × %d heads × (%d + %d) numbers × %d B = %,.0f B per token: %.1f× more%n",
+                o.layers, o.layers == 1 ? "" : "s", c.numHeads(), c.qkHeadDim(), c.vHeadDim(), bytesPerNumber, mha, mha / perToken);
+        long v3Mla = dtype.bytesPerToken(v3.kvLoraRank(), v3.qkRopeHeadDim()) * v3.numHiddenLayers();
+        long v3Mha = KvMemory.schemes(KvMemory.Model.of("deepseek-v3", v3), 1).get(1).numbersPerTokenPerLayer() * bytesPerNumber * v3.numHiddenLayers();
+        out.printf("  DeepSeek-V3 itself (%d layers, %d heads), %s: MLA %,d B per token, MHA %,d B: %.1f× (./mla kv-memory)%n",
+                v3.numHiddenLayers(), v3.numHeads(), dtype, v3Mla, v3Mha, (double) v3Mha / v3Mla);
+        if (differ >= 0) {
+            spec.commandLine().getErr().println(MlaException.oneLine("mla: error: the decode process's outputs differ from the single-process run from step "
+                    + differ + " on (max |Δ| " + String.format("%.3e", worst) + "): a bug"));
+            return MlaCommand.INTERNAL_ERROR;
+        }
+        out.printf("the decode process's outputs equal the single-process run in all %d steps%s%n", o.steps, exact ? ", bit for bit" : "");
         return 0;
     }
 

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -36,7 +37,17 @@ class PdDemoCliTest {
                 assertTrue(out.contains("the decode process's outputs equal the single-process run in all 2 steps, bit for bit"), out);
                 assertTrue(out.contains("MHA with this geometry would move 2 layers × 2 heads × (192 + 128) numbers"), out);
                 assertTrue(out.contains("DeepSeek-V3 itself (61 layers, 128 heads), " + dtype + ": MLA " + (dtype.equals("fp8") ? "40,016" : "70,272") + " B per token"), out);
+                // the demo takes its blocks away again: the server holds no key after it
+                assertTrue(out.contains("removed the demo's 4 blocks from the store (--keep leaves them)"), out);
+                assertEquals("0", s.command("DBSIZE").strip(), out);
             }
+            // with --keep they stay, one key per block
+            CliTest.Run kept = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "1", "--layers", "2", "--heads", "2",
+                    "--hidden", "128", "--keep");
+            assertEquals(0, kept.code(), kept.out() + kept.err());
+            assertFalse(kept.out().contains("removed the demo's"), kept.out());
+            assertEquals("4", s.command("DBSIZE").strip());
+            assertEquals("OK", s.command("FLUSHALL").strip());
             // a sparse layer (DeepSeek-V3.2's indexer, top 16 of 70): the indexer's keys travel too, and the decode
             // process selects and attends as the single process does
             CliTest.Run sp = CliTest.mla("pd-demo", "--store", uri, "--tokens", "70", "--steps", "2", "--layers", "2", "--heads", "2",

@@ -115,9 +115,15 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** redis-cli's answer to a command on this server. */
+    /** redis-cli's answer to a command on this server, which needs no password. */
+    public String command(String... command) throws IOException, InterruptedException {
+        return cli(null, command);
+    }
+
+    /** redis-cli's answer to a command on this server (password null: none given). */
     public String cli(String password, String... command) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(port), "-a", password, "--no-auth-warning"));
+        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(port)));
+        if (password != null) cmd.addAll(List.of("-a", password, "--no-auth-warning"));
         cmd.addAll(List.of(command));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
