@@ -45,6 +45,7 @@ public final class BenchChart {
         shapes.setCategoryLabelPositions(CategoryLabelPositions.UP_45);
         shapes.setTickLabelFont(Charts.SMALL);
         CombinedDomainCategoryPlot plot = new CombinedDomainCategoryPlot(shapes);
+        plot.setGap(16);              // room for each panel's top tick label, drawn half above its edge (5 let it run into the panel above)
         CategoryPlot top = subplot(ms, "ms per step", "#,##0.###", Double.NaN, null, null);
         plot.add(top, 1);
         plot.add(subplot(flops, "GFLOP/s", "#,##0.###", gflopLimit, gflopName, "GFLOP/s"), 1);
