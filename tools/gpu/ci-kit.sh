@@ -46,7 +46,7 @@ spass=$(grep -c '^PASS ' "$OUT/check-sparse.txt" 2>/dev/null || true)
 need "check-sparse.txt (DeepSeek-V3.2's sparse attention) has a PASS line (found ${spass:-0}) and no FAIL" \
   '[ "${spass:-0}" -ge 1 ] && ! grep -q "^FAIL " "$OUT/check-sparse.txt"'
 need "bench.csv has the bench header and rows" \
-  '[ "$(head -1 "$OUT/bench.csv")" = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date" ] && [ "$(wc -l <"$OUT/bench.csv")" -gt 1 ]'
+  '[ "$(head -1 "$OUT/bench.csv")" = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date,warmed_up" ] && [ "$(wc -l <"$OUT/bench.csv")" -gt 1 ]'
 need "bench-transfers.csv counts bytes copied in" 'awk -F, "NR > 1 && \$8 > 0 {n++} END {exit !(n > 0)}" "$OUT/bench-transfers.csv"'
 need "layer.csv has rows" '[ "$(wc -l <"$OUT/layer.csv")" -gt 1 ]'
 need "summary.md exists with the check and bench sections" 'grep -q "^## Correctness" "$OUT/summary.md" && grep -q "^## Attention core" "$OUT/summary.md"'

@@ -27,8 +27,9 @@ public final class BenchChart {
     }
 
     public static void write(Path png, List<DecodeBench.Result> results, Roofline.Limits limits, String title) {
-        write(png, results, limits == null ? Double.NaN : limits.gflopPerS(), "FMA peak", limits == null ? Double.NaN : limits.gbPerS(),
-                "memory read bandwidth", title);
+        // the limits are the CPU's, measured on the JVM's threads: named so beside a TornadoVM device's bars
+        write(png, results, limits == null ? Double.NaN : limits.gflopPerS(), "this CPU's FMA peak", limits == null ? Double.NaN : limits.gbPerS(),
+                "this CPU's memory read bandwidth", title);
     }
 
     /** As above with named reference lines (NaN: none), e.g. a GPU's peaks measured by another program. */
@@ -51,8 +52,9 @@ public final class BenchChart {
         plot.add(subplot(flops, "GFLOP/s", "#,##0.###", gflopLimit, gflopName, "GFLOP/s"), 1);
         plot.add(subplot(bytes, "GB/s of latent read", "#,##0.###", gbLimit, gbName, "GB/s"), 1);
         plot.setFixedLegendItems(top.getLegendItems());       // one legend: the backends, same colours in every panel
+        boolean lines = !Double.isNaN(gflopLimit) || !Double.isNaN(gbLimit);
         JFreeChart chart = Charts.chart(title, "one decode step of the attention core per shape; lower is better above, "
-                + "higher below; dashed lines: measured limits", plot, true);
+                + "higher below" + (lines ? "; dashed lines: measured limits" : ""), plot, true);
         int width = Math.max(900, 70 * flops.getColumnCount() + 250);
         Charts.writePng(png, List.of(), chart, width, 1050);
     }

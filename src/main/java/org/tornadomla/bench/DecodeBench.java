@@ -38,9 +38,11 @@ public final class DecodeBench {
     /**
      * One backend's figures for a shape: msPerStep the mean of the timed steps (what tables and charts show),
      * medianMs their median (NaN where unknown), device where it ran (the CPU and the executor, or the TornadoVM
-     * device; "" where unknown).
+     * device; "" where unknown), warmedUp whether the JIT was waited for (not under {@link Timing#COLD_MS} of budget:
+     * such figures check that a shape runs, and a first java-fast shape can then be 50 times slower than warm).
      */
-    public record Result(String backend, Shape shape, double msPerStep, double medianMs, int iterations, double maxAbsDiff, String device) {
+    public record Result(String backend, Shape shape, double msPerStep, double medianMs, int iterations, double maxAbsDiff, String device,
+                         boolean warmedUp) {
         public double gbPerS() {
             return latentBytes(shape) / (msPerStep * 1e-3) / 1e9;
         }

@@ -386,7 +386,7 @@ public final class GpuReport {
                 try {
                     // torch rows keep bench.csv's columns; their path is the einsum one, shown as its own series
                     DecodeBench.Shape s = new DecodeBench.Shape(AttentionPath.TILED, CacheDtype.parse(r.dtype()), r.batch(), r.heads(), r.context());
-                    results.add(new DecodeBench.Result(rows == torch ? r.backend() : r.backend() + " " + r.path(), s, r.ms(), Double.NaN, 0, Double.NaN, ""));
+                    results.add(new DecodeBench.Result(rows == torch ? r.backend() : r.backend() + " " + r.path(), s, r.ms(), Double.NaN, 0, Double.NaN, "", true));
                 } catch (MlaException e) {
                     // a dtype the chart cannot label: leave the row out of the chart, it is still in the table
                 }
@@ -398,8 +398,18 @@ public final class GpuReport {
             String[] f = l.split(",", -1);
             if (f.length >= 3 && f[0].equals("copy") && f[2].equals("GB/s")) copyGbPerS = Double.parseDouble(f[1]);
         }
+        // where and when: the first TornadoVM device devices.txt lists, and the day of bench.csv's file
+        String device = lines("devices.txt", false).stream().filter(l -> l.matches("^\\d+:\\d+ .*")).findFirst()
+                .map(l -> ", on " + l.replaceFirst("^\\d+:\\d+ +", "").replace("(default)", "").strip().replaceAll("\\s+", " ")).orElse("");
+        String day = "";
+        try {
+            day = ", " + java.time.LocalDate.ofInstant(Files.getLastModifiedTime(dir.resolve("bench.csv")).toInstant(), java.time.ZoneOffset.UTC);
+        } catch (IOException e) {
+            // no day in the title
+        }
         BenchChart.write(dir.resolve(CHART), results, Double.NaN, "", copyGbPerS, "PyTorch copy (torch-peaks.csv)",
-                String.format(Locale.ROOT, "MLA decode attention core, H=%d, T=%d (bench.csv%s)", heads, context, torch.isEmpty() ? "" : ", torch.csv"));
+                String.format(Locale.ROOT, "MLA decode attention core, H=%d, T=%d (bench.csv%s)%s%s", heads, context, torch.isEmpty() ? "" : ", torch.csv",
+                        device, day));
         return true;
     }
 
@@ -444,17 +454,19 @@ public final class GpuReport {
 
     /** The first nine columns of bench.csv, all that torch.csv has. */
     public static final String BENCH_HEADER_SHORT = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s";
+    /** The columns bench.csv has after the nine since 2026-12-07. */
+    public static final String BENCH_HEADER_MORE = ",ms_median,device,date,warmed_up";
 
     /** Rows of a bench.csv-shaped file; a row that does not parse is a one-line error naming file and line. */
     private List<Row> rows(String name) {
         List<String> ls = lines(name, true);
         if (ls.isEmpty()) return List.of();
-        // bench's CSV has three more columns (ms_median, device, date) since 2026-12-07; the PyTorch CSVs keep the nine
-        String expected = BENCH_HEADER_SHORT, longer = BENCH_HEADER_SHORT + ",ms_median,device,date";
+        // bench's CSV has four more columns (ms_median, device, date, warmed_up) since 2026-12-07; the PyTorch CSVs keep the nine
+        String expected = BENCH_HEADER_SHORT, longer = BENCH_HEADER_SHORT + BENCH_HEADER_MORE;
         if (!ls.get(0).equals(expected) && !ls.get(0).equals(longer)) {
-            throw new MlaException("gpu-report: " + dir.resolve(name) + ": expected header " + expected + " (or with ,ms_median,device,date), found " + ls.get(0));
+            throw new MlaException("gpu-report: " + dir.resolve(name) + ": expected header " + expected + " (or with " + BENCH_HEADER_MORE + "), found " + ls.get(0));
         }
-        int fields = ls.get(0).equals(expected) ? 9 : 12;
+        int fields = ls.get(0).equals(expected) ? 9 : 13;
         List<Row> out = new ArrayList<>();
         for (int i = 1; i < ls.size(); i++) {
             String[] f = ls.get(i).split(",", -1);
@@ -464,7 +476,7 @@ public final class GpuReport {
                         Double.parseDouble(f[6]), Double.parseDouble(f[7]), Double.parseDouble(f[8])));
             } catch (NumberFormatException e) {
                 throw new MlaException("gpu-report: " + dir.resolve(name) + " line " + (i + 1) + ": expected " + fields + " fields "
-                        + "(3 names, 3 integers, 3 numbers" + (fields > 9 ? ", then ms_median, device, date" : "") + "), found '" + ls.get(i) + "'");
+                        + "(3 names, 3 integers, 3 numbers" + (fields > 9 ? ", then ms_median, device, date, warmed_up" : "") + "), found '" + ls.get(i) + "'");
             }
         }
         return out;

@@ -43,9 +43,10 @@ import java.util.concurrent.Callable;
 public final class BenchCommand implements Callable<Integer> {
     /**
      * The CSV's columns: the first nine are {@link #CSV_HEADER_SHORT}'s; then the median step (the mean is ms_per_step),
-     * where it ran (the CPU and executor, or the TornadoVM device; commas written as semicolons) and the day (UTC).
+     * where it ran (the CPU and executor, or the TornadoVM device; commas written as semicolons), the day (UTC), and
+     * whether the JIT was waited for ({@code no} under --budget-ms 100: such a row checks that the shape runs).
      */
-    static final String CSV_HEADER = "backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date";
+    static final String CSV_HEADER = org.tornadomla.bench.GpuReport.BENCH_HEADER_SHORT + org.tornadomla.bench.GpuReport.BENCH_HEADER_MORE;
     /** The nine columns of bench's CSV before 2026-12-07, which the GPU kit's PyTorch and libtorch CSVs keep (GpuReport reads both). */
     static final String CSV_HEADER_SHORT = org.tornadomla.bench.GpuReport.BENCH_HEADER_SHORT;
     /** Seconds between the lines that say a shape is still being timed (a step of the reference at a large shape takes seconds). */
@@ -129,7 +130,8 @@ public final class BenchCommand implements Callable<Integer> {
             + "--roofline does; folders made as needed)")
     Path chart;
 
-    @Option(names = "--roofline", description = "measure FMA throughput and memory bandwidth and print each result as a percentage")
+    @Option(names = "--roofline", description = "measure this CPU's FMA throughput and memory bandwidth (on the JVM's threads) and print "
+            + "each java-reference and java-fast result as a percentage of them (a TornadoVM device has limits of its own: none printed)")
     boolean roofline;
 
     @Option(names = "--budget-ms", description = "timed milliseconds per backend and shape (default: 400 with --quick, 2000 without, "
@@ -253,8 +255,12 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("measuring this machine's limits (FMA throughput, memory read bandwidth) ...%n");
             out.flush();
             limits = Roofline.measure();
-            out.printf("limits: %.1f GFLOP/s FMA peak (%d threads, %d-bit vectors), %.1f GB/s memory read%n%n",
+            out.printf("limits: %.1f GFLOP/s FMA peak (%d threads, %d-bit vectors), %.1f GB/s memory read%n",
                     limits.gflopPerS(), limits.threads(), limits.vectorBits(), limits.gbPerS());
+            if (executors.values().stream().anyMatch(ex -> !onThisCpu(ex))) {
+                out.printf("  (this CPU's, on the JVM's threads: the TornadoVM rows get no percentage of them)%n");
+            }
+            out.println();
         }
         if (!shapes.isEmpty()) {
             out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
@@ -638,12 +644,15 @@ public final class BenchCommand implements Callable<Integer> {
                     boolean selfCheck = !refRuns && e.getKey().equals("java-fast");
                     double diff = expected == null || selfCheck ? Double.NaN : maxAbsDiff(expected, got);
                     String name = weights == WeightDtype.F32 ? e.getKey() : e.getKey() + "/w-" + weights;
-                    DecodeBench.Result r = new DecodeBench.Result(name, s, t.meanMs(), t.medianMs(), t.iterations(), diff, deviceOf(e.getValue()));
+                    DecodeBench.Result r = new DecodeBench.Result(name, s, t.meanMs(), t.medianMs(), t.iterations(), diff, deviceOf(e.getValue()),
+                            budget >= Timing.COLD_MS);
                     results.add(r);
                     String line = String.format(Locale.ROOT, "%-16s %-36s %11.3f %9.2f %11.2f %12s", r.backend(), s.label(), r.msPerStep(),
                             r.gbPerS(), r.gflopPerS(), Double.isNaN(diff) ? "-" : String.format(Locale.ROOT, "%.1e%s", diff, checkedBy));
-                    if (limits != null) {
+                    if (limits != null && onThisCpu(e.getValue())) {
                         line += String.format(Locale.ROOT, " %7.1f%% %7.1f%%", 100 * r.gbPerS() / limits.gbPerS(), 100 * r.gflopPerS() / limits.gflopPerS());
+                    } else if (limits != null) {
+                        line += String.format(Locale.ROOT, " %8s %8s", "-", "-");   // another device: the CPU's limits are not its own
                     }
                     if (transfersCsv != null) {
                         GraphExecutor.Transfers tr = bench.transfers(e.getValue());
@@ -651,7 +660,7 @@ public final class BenchCommand implements Callable<Integer> {
                                 s.context(), Double.isNaN(tr.kernelMs()) ? "" : String.format(Locale.ROOT, "%.6f", tr.kernelMs()), tr.toDevice(), tr.toHost()));
                         if (!Double.isNaN(tr.kernelMs())) line += String.format(Locale.ROOT, "  kernels %.3f ms", tr.kernelMs());
                     }
-                    out.println(line + String.format("   [%d/%d, %d steps]", done, total, r.iterations()));
+                    out.println(line + String.format("   [%d/%d, %d steps%s]", done, total, r.iterations(), r.warmedUp() ? "" : ", not warmed up"));
                     saveCsvs();
                     if (breakdown && e.getValue() instanceof JvmExecutor jvm) {
                         // half as many steps as were timed (at most 200): 20 steps of a 5 ms step moved by ±15 % between runs
@@ -863,15 +872,20 @@ public final class BenchCommand implements Callable<Integer> {
 
     static String csvLine(DecodeBench.Result r) {
         DecodeBench.Shape s = r.shape();
-        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.6g,%.6g,%s,%s,%s", r.backend(), s.path(), s.dtype(), s.batch(),
+        return String.format(Locale.ROOT, "%s,%s,%s,%d,%d,%d,%.6f,%.6g,%.6g,%s,%s,%s,%s", r.backend(), s.path(), s.dtype(), s.batch(),
                 s.heads(), s.context(), r.msPerStep(), r.gbPerS(), r.gflopPerS(),
                 Double.isNaN(r.medianMs()) ? "" : String.format(Locale.ROOT, "%.6f", r.medianMs()),
-                r.device().replace(',', ';').replace('"', '\''), java.time.LocalDate.now(java.time.ZoneOffset.UTC));
+                r.device().replace(',', ';').replace('"', '\''), java.time.LocalDate.now(java.time.ZoneOffset.UTC), r.warmedUp() ? "yes" : "no");
+    }
+
+    /** Whether an executor runs on this CPU's JVM threads, so that the limits --roofline measures there are its own. */
+    static boolean onThisCpu(GraphExecutor ex) {
+        return ex instanceof JvmExecutor || ex instanceof org.tornadomla.fast.FastExecutor;
     }
 
     /** Where an executor runs, for the CSV: a JVM backend's CPU (model, family and model numbers, CPUs) and itself, else its device. */
     static String deviceOf(GraphExecutor ex) {
-        if (!(ex instanceof JvmExecutor) && !(ex instanceof org.tornadomla.fast.FastExecutor)) return ex.device();
+        if (!onThisCpu(ex)) return ex.device();
         String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
         return org.tornadomla.bench.Charts.cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")")
                 + " " + Runtime.getRuntime().availableProcessors() + " CPUs; " + ex.device();

@@ -416,18 +416,19 @@ class CliTest {
                 "--budget-ms", "20", "--csv", csv.toString(), "--chart", png.toString());
         assertEquals(0, r.code, r.err);
         List<String> lines = Files.readAllLines(csv);
-        assertEquals("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date", lines.get(0));
+        assertEquals("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date,warmed_up", lines.get(0));
         assertEquals(1 + 2 * 2 * 2, lines.size(), String.join("\n", lines));      // 2 backends × 2 paths × 2 dtypes
         String cpu = org.tornadomla.bench.Charts.cpuModel().replace(',', ';');
         for (String l : lines.subList(1, lines.size())) {
             String[] f = l.split(",", -1);
-            assertEquals(12, f.length, l);
+            assertEquals(13, f.length, l);
             assertTrue(Double.parseDouble(f[6]) > 0 && Double.parseDouble(f[8]) > 0, l);
             // the median step is a step's time too, the same order as the mean (a handful of slow steps apart)
             assertTrue(Double.parseDouble(f[9]) > 0 && Double.parseDouble(f[9]) < 10 * Double.parseDouble(f[6]), l);
             // where it ran: this CPU, and the executor (java-fast with its vector width)
             assertTrue(f[10].startsWith(cpu) && f[10].contains(f[0].equals("java-fast") ? "java-fast (Vector API" : "java-reference"), l);
             assertEquals(java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString(), f[11], l);
+            assertEquals("no", f[12], l);                           // --budget-ms 20: the JIT was not waited for
             // GFLOP/s is the shape's FLOPs over the time: B·(2·H·T·576 + 2·H·T·512 + 2·H·512·256) / ms
             double flops = 2.0 * 4 * 40 * 576 + 2.0 * 4 * 40 * 512 + 2.0 * 4 * 512 * 256;
             assertEquals(flops / (Double.parseDouble(f[6]) * 1e-3) / 1e9, Double.parseDouble(f[8]), 1e-3 * Double.parseDouble(f[8]), l);
@@ -458,9 +459,12 @@ class CliTest {
         // the table and the progress went to standard error
         assertTrue(r.err.contains("B1 H4 T40 absorbed f32") && r.err.contains("bench done in"), r.err);
         Run dash = mla("bench", "--backend", "java-reference", "--heads", "4", "--batch", "1", "--context", "40", "--dtype", "f32", "--path", "tiled",
-                "--budget-ms", "5", "--csv", "-");
+                "--budget-ms", "100", "--csv", "-");
         assertEquals(0, dash.code, dash.err);
         assertEquals(2, dash.out.lines().count(), dash.out);
+        // a budget of 100 ms waits for the JIT, 5 does not: the CSV says which
+        assertTrue(lines.get(1).endsWith(",no") && dash.out.lines().toList().get(1).endsWith(",yes"), r.out + dash.out);
+        assertTrue(r.err.contains("steps, not warmed up]") && !dash.err.contains("not warmed up"), r.err + dash.err);
     }
 
     /** A context too large for one array skips its own shape only: the tiled shapes of one batch shared its cache, and all were skipped. */

@@ -215,13 +215,13 @@ class GpuKitCliTest {
         assertEquals(1, bad.err().strip().lines().count());
         // bench's CSV of today: three more columns after the nine (ms_median, device, date), read as the nine are
         Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\n"
-                + "tornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2,2.4,NVIDIA H200 (CUDA; sm_90),2026-12-07\n");
+                + "tornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2,2.4,NVIDIA H200 (CUDA; sm_90),2026-12-07,yes\n");
         assertEquals(0, mla("gpu-report", out.toString()).code());
         assertTrue(Files.readString(out.resolve("summary.md")).contains("| tornado:0:0 | tiled | bf16 | 128 | 128 | 16384 | 2.50 | 1208 | 2853 |"));
         Files.writeString(out.resolve("bench.csv"), BenchCommand.CSV_HEADER + "\ntornado:0:0,tiled,bf16,128,128,16384,2.5,1207.9,2853.2\n");
         CliTest.Run shortRow = mla("gpu-report", out.toString());
         assertEquals(2, shortRow.code());
-        assertTrue(shortRow.err().contains("bench.csv line 2: expected 12 fields"), shortRow.err());
+        assertTrue(shortRow.err().contains("bench.csv line 2: expected 13 fields"), shortRow.err());
         assertEquals(2, mla("gpu-report", dir.resolve("nope").toString()).code());
     }
 

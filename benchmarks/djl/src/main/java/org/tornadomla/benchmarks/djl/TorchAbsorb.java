@@ -185,7 +185,7 @@ public final class TorchAbsorb {
             System.out.flush();
             return new String[] {"libtorch", "absorbed", "f32", "" + batch, "" + heads, "" + context,
                     String.format("%.6f", mean), String.format("%.4f", gbs), String.format("%.4f", gfs), String.format("%.6f", median),
-                    device, java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString()};
+                    device, java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString(), "yes"};
         }
 
         /**
@@ -262,7 +262,7 @@ public final class TorchAbsorb {
         boolean fresh = !Files.exists(csv);
         if (csv.getParent() != null) Files.createDirectories(csv.getParent());
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv, StandardOpenOption.CREATE, StandardOpenOption.APPEND))) {
-            if (fresh) w.println("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date");
+            if (fresh) w.println("backend,path,dtype,batch,heads,context,ms_per_step,gb_per_s,gflop_per_s,ms_median,device,date,warmed_up");
             rows.forEach(r -> w.println(String.join(",", r)));
         }
     }
@@ -272,7 +272,7 @@ public final class TorchAbsorb {
               --shapes   default 1:128:4096,8:128:4096,1:16:16384
               --threads  libtorch's intra-op threads (default: every core)
               --seconds  timed seconds per shape after the warm-up (default 3)
-              --csv      append results in ./mla bench's CSV format (backend libtorch; ms_median, device, date too)
+              --csv      append results in ./mla bench's CSV format (backend libtorch; ms_median, device, date, warmed_up too)
               --check    time nothing: compare the step's output with java-fast's and the reference kernels' on
                          the same data; exit 1 if max|Δ|/max|o| exceeds --tolerance (default 1e-3)
               --info     print libtorch's setup (threads, BLAS, config, a 2048^3 sgemm) and stop""";
