@@ -17,6 +17,18 @@ MAIN = {1: "naiveScores", 2: "decompress", 3: "absorbedScores", 4: "rotatePairs"
 LINES = 40
 DECL = re.compile(r"^\s+(float|double|ulong|uint|long|int|bool|char|uchar|short|ushort|half)\s+\w+(,\s*\w+)*\s*;\s*$")
 
+def sorted_declarations(line):
+    """A register declaration with its names in number order: TornadoVM lists them in an order that changes from run to
+    run (a hash set's), which made every regeneration a diff of the .cl files; any other line as it is."""
+    m = DECL.match(line)
+    if not m:
+        return line
+    indent, kind = re.match(r"^(\s+)(\w+)\s", line).groups()
+    names = [n.strip() for n in line.strip().rstrip(";").strip()[len(kind):].split(",")]
+    names.sort(key=lambda n: (re.sub(r"\d+$", "", n), int(re.search(r"(\d*)$", n).group(1) or -1), n))
+    return f"{indent}{kind} {', '.join(names)};"
+
+
 if not os.environ.get("TORNADOVM_HOME"):
     sys.exit("generate_kernels.py: TORNADOVM_HOME must point at a TornadoVM SDK")
 env = dict(os.environ, MLA_JAVA_OPTS="-Dtornado.printKernel=True")
@@ -39,7 +51,7 @@ while i < len(lines):
         body.append("}")
         i += 1
         name = re.match(r"__kernel void (\w+)", line).group(1)
-        pending.append((name, "\n".join(body) + "\n"))
+        pending.append((name, "\n".join(sorted_declarations(l) for l in body) + "\n"))
         continue
     m = re.match(r"^(\d)\s{2,}", line)
     if m:

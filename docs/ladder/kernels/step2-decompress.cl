@@ -1,10 +1,10 @@
 __kernel void decompress(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *kvFloats, __global uchar *kvHalves, __global uchar *kvBytes, __private int dtype, __global uchar *wkvB, __global uchar *kvFull, __global uchar *attnMeta, __private int rows, __private int seqs, __private int capacity, __private int blockSize, __private int heads, __private int dn, __private int dv, __private int dc, __private int dr)
 {
-  ulong ul_21, ul_37, ul_2, ul_66, ul_3, ul_51, ul_57, ul_0, ul_16, ul_1; 
-  int i_24, i_25, i_22, i_23, i_32, i_33, i_30, i_28, i_29, i_26, i_27, i_40, i_41, i_38, i_39, i_46, i_47, i_44, i_42, i_43, i_53, i_62, i_60, i_61, i_8, i_9, i_6, i_7, i_4, i_68, i_5, i_69, i_67, i_17, i_12, i_10, i_11; 
-  bool b_31; 
-  float f_52, f_45, f_59, f_58; 
-  long l_56, l_55, l_48, l_15, l_18, l_50, l_49, l_20, l_19, l_54, l_14, l_13, l_64, l_63, l_34, l_65, l_36, l_35; 
+  ulong ul_0, ul_1, ul_2, ul_3, ul_16, ul_21, ul_37, ul_51, ul_57, ul_66;
+  bool b_31;
+  int i_4, i_5, i_6, i_7, i_8, i_9, i_10, i_11, i_12, i_17, i_22, i_23, i_24, i_25, i_26, i_27, i_28, i_29, i_30, i_32, i_33, i_38, i_39, i_40, i_41, i_42, i_43, i_44, i_46, i_47, i_53, i_60, i_61, i_62, i_67, i_68, i_69;
+  long l_13, l_14, l_15, l_18, l_19, l_20, l_34, l_35, l_36, l_48, l_49, l_50, l_54, l_55, l_56, l_63, l_64, l_65;
+  float f_45, f_52, f_58, f_59;
 
   // BLOCK 0
   ul_0  =  (ulong) kvFloats;

@@ -1,11 +1,11 @@
 __kernel void indexScores(__global long *_kernel_context, __constant uchar *_constant_region, __local uchar *_local_region, __global int *_atomics, __global uchar *qCodes, __global uchar *w, __global uchar *kCodes, __global uchar *kScale, __global uchar *scores, __global uchar *attnMeta, __private int rows, __private int heads, __private int dim, __private int positions, __global uchar *pow2)
 {
-  bool b_20; 
-  float f_85, f_21, f_87, f_54, f_86, f_22, f_77, f_79, f_78, f_73, f_72, f_42, f_65, f_66, f_29, f_61, f_93, f_60, f_94, f_25; 
-  ulong ul_17, ul_50, ul_51, ul_52, ul_84, ul_53, ul_92, ul_0, ul_1, ul_2, ul_34, ul_3, ul_99, ul_4, ul_5, ul_6, ul_38, ul_39, ul_40, ul_41, ul_46; 
-  int i_7, i_8, i_9, i_10, i_100, i_101, i_31, i_95, i_27, i_28, i_30, i_23, i_24, i_88, i_26, i_19, i_80, i_18, i_11, i_43, i_12, i_13; 
-  char ch_35, ch_67, ch_64, ch_70, ch_71, ch_36, ch_68, ch_37, ch_69, ch_58, ch_59, ch_56, ch_57, ch_62, ch_63, ch_48, ch_49, ch_55, ch_74, ch_75, ch_47, ch_76; 
-  long l_89, l_90, l_91, l_15, l_16, l_81, l_82, l_83, l_44, l_45, l_14, l_32, l_96, l_33, l_97, l_98; 
+  ulong ul_0, ul_1, ul_2, ul_3, ul_4, ul_5, ul_6, ul_17, ul_34, ul_38, ul_39, ul_40, ul_41, ul_46, ul_50, ul_51, ul_52, ul_53, ul_84, ul_92, ul_99;
+  bool b_20;
+  int i_7, i_8, i_9, i_10, i_11, i_12, i_13, i_18, i_19, i_23, i_24, i_26, i_27, i_28, i_30, i_31, i_43, i_80, i_88, i_95, i_100, i_101;
+  long l_14, l_15, l_16, l_32, l_33, l_44, l_45, l_81, l_82, l_83, l_89, l_90, l_91, l_96, l_97, l_98;
+  char ch_35, ch_36, ch_37, ch_47, ch_48, ch_49, ch_55, ch_56, ch_57, ch_58, ch_59, ch_62, ch_63, ch_64, ch_67, ch_68, ch_69, ch_70, ch_71, ch_74, ch_75, ch_76;
+  float f_21, f_22, f_25, f_29, f_42, f_54, f_60, f_61, f_65, f_66, f_72, f_73, f_77, f_78, f_79, f_85, f_86, f_87, f_93, f_94;
 
   // BLOCK 0
   ul_0  =  (ulong) qCodes;

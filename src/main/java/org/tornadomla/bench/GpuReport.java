@@ -236,7 +236,7 @@ public final class GpuReport {
         md.append("## Device\n\n");
         List<String> devices = lines("devices.txt", true);
         if (!devices.isEmpty()) {
-            md.append("TornadoVM devices (devices.txt, `").append(command("devices.txt", "mla devices")).append("`):\n\n```\n");
+            md.append("Backends and TornadoVM devices (devices.txt, `").append(command("devices.txt", "mla devices")).append("`):\n\n```\n");
             devices.forEach(l -> md.append(l).append('\n'));
             md.append("```\n\n");
         }

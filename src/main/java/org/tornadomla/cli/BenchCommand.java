@@ -265,7 +265,8 @@ public final class BenchCommand implements Callable<Integer> {
         if (!shapes.isEmpty()) {
             out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
                     shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
-            out.printf("GB/s counts the latent cache once per step: B·T·576·bytes; GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
+            out.printf("GB/s counts the latent cache once per step: B·T·576·bytes, on every path (the absorbed one reads it twice; "
+                    + "mla ladder counts each read); GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
                     + "also copies q in and o out%n");
             if (weights != WeightDtype.F32) out.printf("kv_b_proj held as %s (absorb_q, unabsorb_v)%n", weights);
             if (executors.containsKey("java-fast")) out.printf("%s%n", FastExecutor.kernelChoice());

@@ -7,9 +7,10 @@ import picocli.CommandLine.Command;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
-/** Lists TornadoVM's devices as "backend:device", or says that no TornadoVM is installed. */
+/** Lists the backends this JVM can run: the two JVM ones, then TornadoVM's devices as "backend:device", or why there are none. */
 @Command(name = "devices", mixinStandardHelpOptions = true,
-        description = "List the TornadoVM devices (backend:device, name, memory) that --device accepts.")
+        description = {"List the backends this JVM can run: java-reference and java-fast (--backend names them), then each TornadoVM "
+                + "device (backend:device, name, memory: --backend tornado:B:D or --device B:D names one), or why there is none."})
 public final class DevicesCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;

@@ -96,8 +96,8 @@ final class Gemm {
     }
 
     /**
-     * Columns [c0, c1) of Qᵀ of token row r for {@link #scores}: qt[q0 + c·hp + h] = scale·[q_lat | q_pe][r, h, c],
-     * c &lt; d_c + d_r, heads padded with zeros to hp. The softmax scale is folded in here, once per step. A head at a
+     * Columns [c0, c1) of Qᵀ of token row r for {@link #scores}: Qᵀ[c, h] = scale·[q_lat | q_pe][r, h, c] at
+     * qt[q0 + {@link #qtIndex}(c, h)] (panels of head vectors, not [c, hp] rows), c &lt; d_c + d_r, heads padded with zeros to hp. The softmax scale is folded in here, once per step. A head at a
      * time: its numbers are read in order and written a constant stride apart in its panel ({@link #qtIndex}). Column
      * by column, with {@link #qtIndex} worked out per number, one row of 128 heads took 124 µs alone on a Zen 5 core
      * against 35 now (16 heads 15 against 4.4); in the step, the two alternating in one JVM (2026-12-06), the scores
