@@ -127,11 +127,23 @@ public final class MlaLayer implements AutoCloseable {
         return executor.device();
     }
 
-    /** A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each, belonging to this layer ({@link #identity()}). */
+    /**
+     * A contiguous cache for {@code batch} sequences of up to {@code capacity} tokens each, belonging to this layer
+     * ({@link #identity()}). A capacity past the config's max_position_embeddings is refused: no step can use it.
+     */
     public LatentCache newCache(int batch, int capacity, CacheDtype dtype) {
+        requireReachable(capacity, "capacity");
         LatentCache cache = new LatentCache(c, batch, capacity, Objects.requireNonNull(dtype, "dtype"));
         CacheStorage.of(cache).bind(identity());
         return cache;
+    }
+
+    /** Refuses a cache longer than the positions a step may reach (memory no step could fill). */
+    private void requireReachable(int tokens, String what) {
+        if (tokens > c.maxPositionEmbeddings()) {
+            throw new MlaException(what + " " + tokens + " is past max_position_embeddings " + c.maxPositionEmbeddings()
+                    + ": no step can reach a position past " + (c.maxPositionEmbeddings() - 1L) + ", so the rest of the cache would never be used");
+        }
     }
 
     /**
@@ -140,6 +152,7 @@ public final class MlaLayer implements AutoCloseable {
      * {@link LatentCache#addSequence}.
      */
     public LatentCache newPagedCache(PagedCacheSpec spec) {
+        requireReachable(Objects.requireNonNull(spec, "spec").maxSequenceLength(), "maxSequenceLength");
         LatentCache cache = LatentCache.paged(c, Objects.requireNonNull(spec, "spec"));
         CacheStorage.of(cache).bind(identity());
         return cache;

@@ -52,7 +52,9 @@ public final class SparseMla {
      * @param q            [B, s_q, H, d_c + d_r]: absorbed queries (q_nope·W^UK ‖ roped q_pe), FlashMLA's {@code q}
      * @param queries      s_q, queries per sequence
      * @param heads        H
-     * @param indices      [B, s_q, topk] cache slots, −1 unused
+     * @param indices      [B, s_q, topk] cache slots, −1 unused; a slot named twice in a row is attended twice (its
+     *                     weight counted twice in the softmax): the indexer's top-k never repeats one, and a row is
+     *                     taken as given, not checked for repeats
      * @param topk         entries per query row
      * @param softmaxScale the scale of the scores (the layer's {@code MlaConfig.softmaxScale()}, YaRN's mscale included)
      * @return the output and the log-sum-exp; every argument is checked first, one {@link MlaException} naming the

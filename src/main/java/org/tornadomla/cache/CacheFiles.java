@@ -180,17 +180,7 @@ public final class CacheFiles {
         CacheIdentity fileId;
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
-            String format = meta.get("format");
-            if (FORMAT_1.equals(format)) {
-                throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
-            }
-            if (FORMAT_2.equals(format)) {
-                throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
-                        + "export it again with this version");
-            }
-            if (!FORMAT.equals(format)) {
-                throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
-            }
+            checkFormat(file, meta);
             fileId = identity(file, meta);
             MlaConfig config = fileId.config();
             if (config.sparse() != cache.sparse()) {
@@ -207,11 +197,7 @@ public final class CacheFiles {
             if (!cache.dtype().toString().equals(meta.get("dtype"))) {
                 throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
             }
-            String len = meta.get("length");
-            if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
-                throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
-            }
-            int n = Integer.parseInt(len);
+            int n = length(file, meta);
             if (n > cache.capacity()) {
                 throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
             }
@@ -221,7 +207,15 @@ public final class CacheFiles {
                 TensorInfo info = f.info(t.name);
                 if (info == null) throw new MlaException(file + ": expected tensor " + t.name + " (" + t.dtype + " [" + n + ", " + t.width + "])");
                 if (info.dtype() != t.dtype) throw new MlaException(file + ": tensor " + t.name + " has dtype " + info.dtype() + ", expected " + t.dtype);
-                info.requireShape(n, t.width);
+                long[] shape = info.shape();
+                if (shape.length == 2 && shape[1] == t.width && shape[0] != n) {
+                    // the rows are there, but not as many as the metadata says: one of the two was edited or damaged
+                    throw new MlaException(file + ": metadata length " + n + ", but tensor " + t.name + " holds " + shape[0]
+                            + " tokens; the file's metadata and tensors disagree (edited or damaged)");
+                }
+                if (!java.util.Arrays.equals(shape, new long[] {n, t.width})) {
+                    throw new MlaException(file + ": tensor " + t.name + " has shape " + info.shapeString() + ", expected [" + n + ", " + t.width + "]");
+                }
                 verifyChecksum(f, file, t.name, meta);
                 names.remove(t.name);
             }
@@ -277,6 +271,58 @@ public final class CacheFiles {
             write.run();
             CacheStorage.of(cache).bind(fileId);                              // a cache without an identity takes the file's
         }
+    }
+
+    /** What a cache file holds, from its metadata ({@link #describe}): whose cache it is, its dtype and its tokens. */
+    public record Contents(CacheIdentity identity, CacheDtype dtype, int length) {
+        public Contents {
+            Objects.requireNonNull(identity, "identity");
+            Objects.requireNonNull(dtype, "dtype");
+        }
+    }
+
+    /**
+     * The identity, cache dtype and token count a cache file records, checked as {@link #importInto} checks them
+     * (the format, the config and its hash, the layer, the weights' hash), without reading its tensors (an import
+     * verifies them and their checksums). What a restart needs before an import: a cache of the file's dtype with room
+     * for its tokens, {@code layer.newCache(1, c.length() + room, c.dtype())}, and a layer of its identity.
+     */
+    public static Contents describe(Path file) {
+        Objects.requireNonNull(file, "file");
+        try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
+            Map<String, String> meta = f.metadata();
+            checkFormat(file, meta);
+            CacheIdentity id = identity(file, meta);
+            String dtype = meta.get("dtype");
+            CacheDtype d = null;
+            for (CacheDtype c : CacheDtype.values()) if (c.toString().equals(dtype)) d = c;
+            if (d == null) throw new MlaException(file + ": metadata dtype " + MlaException.quote(dtype) + " is not a cache dtype (f32, bf16, int8 or fp8)");
+            return new Contents(id, d, length(file, meta));
+        }
+    }
+
+    /** Refused unless the metadata names this version's format (older ones by name, with what to do). */
+    private static void checkFormat(Path file, Map<String, String> meta) {
+        String format = meta.get("format");
+        if (FORMAT_1.equals(format)) {
+            throw new MlaException(file + ": a latent-cache file of format 1, which has no checksums; export it again with this version");
+        }
+        if (FORMAT_2.equals(format)) {
+            throw new MlaException(file + ": a latent-cache file of format 2, which does not name the layer and weights it belongs to; "
+                    + "export it again with this version");
+        }
+        if (!FORMAT.equals(format)) {
+            throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
+        }
+    }
+
+    /** The metadata's token count, refused unless it is a plain non-negative int. */
+    private static int length(Path file, Map<String, String> meta) {
+        String len = meta.get("length");
+        if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
+            throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
+        }
+        return Integer.parseInt(len);
     }
 
     /** Refused where the cache has an identity and the file's is another. */

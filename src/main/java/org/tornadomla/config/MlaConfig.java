@@ -401,6 +401,25 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
                 num(r, "beta_fast", 32, p), num(r, "beta_slow", 1, p), num(r, "mscale", 1, p), num(r, "mscale_all_dim", 0, p));
     }
 
+    /** The model types and architectures whose attention is sparse (DSA): DeepSeek-V3.2's and GLM-5's. */
+    private static final List<String> SPARSE_MODEL_TYPES = List.of("deepseek_v32", "glm_moe_dsa"),
+            SPARSE_ARCHITECTURES = List.of("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM");
+
+    /** How the config names a sparse model ("model_type 'deepseek_v32'"), or null where it names none. */
+    private static String sparseModel(JsonObject o) {
+        JsonElement type = o.get("model_type");
+        if (type != null && type.isJsonPrimitive() && SPARSE_MODEL_TYPES.contains(type.getAsString())) {
+            return "model_type " + MlaException.quote(type.getAsString());
+        }
+        JsonElement arch = o.get("architectures");
+        if (arch != null && arch.isJsonArray()) {
+            for (JsonElement a : arch.getAsJsonArray()) {
+                if (a.isJsonPrimitive() && SPARSE_ARCHITECTURES.contains(a.getAsString())) return "architecture " + MlaException.quote(a.getAsString());
+            }
+        }
+        return null;
+    }
+
     /** Keys only a sparse config may carry; without index_n_heads, index_head_dim and index_topk they are refused. */
     private static final List<String> INDEXER_KEYS = List.of("indexer_rope_interleave", "indexer_types", "index_topk_freq", "index_kpool");
 
@@ -412,10 +431,23 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
      */
     private static IndexerConfig indexer(JsonObject o, String scaleFmt) {
         List<String> keys = List.of("index_n_heads", "index_head_dim", "index_topk");
+        // a mistyped indexer key (index_top_k) would otherwise be ignored and leave a sparse model dense
+        for (String k : o.keySet()) {
+            if ((k.startsWith("index_") || k.startsWith("indexer_")) && !keys.contains(k) && !INDEXER_KEYS.contains(k)) {
+                throw new MlaException("invalid config: unknown indexer key " + MlaException.quote(k) + " (the keys of DeepSeek-V3.2's indexer are "
+                        + String.join(", ", keys) + ", and " + String.join(", ", INDEXER_KEYS) + ")");
+            }
+        }
         List<String> found = keys.stream().filter(k -> present(o, k)).toList();
         if (found.isEmpty()) {
             for (String k : INDEXER_KEYS) {
                 if (present(o, k)) throw new MlaException("invalid config: " + k + " is set, but index_n_heads, index_head_dim and index_topk are not");
+            }
+            // a sparse model's config without its indexer would run dense attention where the model was trained sparse
+            String sparseModel = sparseModel(o);
+            if (sparseModel != null) {
+                throw new MlaException("invalid config: " + sparseModel + " is a sparse-attention (DSA) model, but index_n_heads, index_head_dim "
+                        + "and index_topk are missing: without them the layer would attend densely");
             }
             return null;
         }

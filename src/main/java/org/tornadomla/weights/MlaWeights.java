@@ -411,13 +411,23 @@ public final class MlaWeights {
      * naming both tensors and shapes), and e4m3 NaN codes are refused. Block scales beside a weight that is
      * not F8_E4M3 are refused too: the weight would be read without them. A sparse config also reads the
      * indexer's tensors (wq_b and wk as projections; weights_proj, F32/BF16 or F8_E4M3 with scales, into f32);
-     * a checkpoint without them is refused naming the first one missing.
+     * a checkpoint without them is refused naming the first one missing. A dense config over a checkpoint that has
+     * an indexer (a sparse model's) is refused too.
      */
     public static MlaWeights load(TensorSource src, MlaConfig c, int layer, WeightDtype dtype) {
         Objects.requireNonNull(src, "src");
         Objects.requireNonNull(c, "c");
         if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
         String p = prefix(layer);
+        // a sparse model's checkpoint under a dense config would attend densely where the model was trained sparse;
+        // dense attention over a sparse model is AttentionOptions.withDense(true) with the sparse config
+        for (String idx : List.of(INDEXER_WK, INDEXER_WQ_B)) {
+            if (!c.sparse() && src.info(p + idx) != null) {
+                throw new MlaException("tensor " + MlaException.quote(p + idx) + " is a lightning indexer's: the checkpoint is a sparse-attention (DSA) "
+                        + "model's, but the config is dense (no index_n_heads, index_head_dim and index_topk); to compare with dense attention, "
+                        + "load it with its sparse config and use AttentionOptions.withDense(true)");
+            }
+        }
         boolean allFp8 = true;
         for (Tensor t : tensors(c)) {
             TensorInfo info = require(src, c, p, t);

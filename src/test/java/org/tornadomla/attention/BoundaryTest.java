@@ -90,7 +90,12 @@ class BoundaryTest {
         // a step past max_position_embeddings
         MlaConfig shortCtx = new MlaConfig(64, 4, 32, 32, 16, 8, 12, 10000, 1e-6, 3, 2, null);
         MlaLayer small = new MlaLayer(MlaWeights.random(shortCtx, 1));
-        LatentCache big = small.newCache(1, 8, CacheDtype.F32);
+        // a layer makes no cache longer than its positions reach; one made directly is refused at the step
+        assertEquals("capacity 8 is past max_position_embeddings 3: no step can reach a position past 2, so the rest of the cache would never be used",
+                assertThrows(MlaException.class, () -> small.newCache(1, 8, CacheDtype.F32)).getMessage());
+        assertTrue(assertThrows(MlaException.class, () -> small.newPagedCache(org.tornadomla.cache.PagedCacheSpec.builder().maxSequences(1)
+                .maxSequenceLength(8).numBlocks(4).blockSize(2).dtype(CacheDtype.F32).build())).getMessage().startsWith("maxSequenceLength 8 is past"));
+        LatentCache big = new LatentCache(shortCtx, 1, 8, CacheDtype.F32);
         assertTrue(assertThrows(MlaException.class, () -> small.prefill(big, new float[4 * 64], 4, AttentionPath.NAIVE)).getMessage()
                 .contains("past max_position_embeddings 3"));
     }

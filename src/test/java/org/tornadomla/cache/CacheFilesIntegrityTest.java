@@ -141,6 +141,15 @@ class CacheFilesIntegrityTest {
         identity(new SafeTensorsWriter().checksums())
                 .metadata("dtype", "f32").metadata("length", "+5").add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(len);
         assertTrue(refused(len, CacheDtype.F32).contains("metadata length '+5' is not a token count"));
+        // a length edited by one: the metadata and the tensors disagree, and the message says so, with the file
+        Path edited = dir.resolve("edited.safetensors");
+        identity(new SafeTensorsWriter().checksums()).metadata("dtype", "f32").metadata("length", Integer.toString(N - 1))
+                .add("kv_cache", new long[] {N, dc}, kv).add("pe_cache", new long[] {N, dr}, pe).write(edited);
+        assertEquals(edited + ": metadata length " + (N - 1) + ", but tensor kv_cache holds " + N + " tokens; the file's metadata and tensors "
+                + "disagree (edited or damaged)", refused(edited, CacheDtype.F32));
+        assertTrue(refused(handMade("width.safetensors", CacheDtype.F32, new SafeTensorsWriter().add("kv_cache", new long[] {N, dc - 1}, new float[N * (dc - 1)])
+                .add("pe_cache", new long[] {N, dr}, pe)), CacheDtype.F32).startsWith(dir.resolve("width.safetensors") + ": tensor kv_cache has shape ["
+                + N + ", " + (dc - 1) + "], expected [" + N + ", " + dc + "]"));
     }
 
     @Test

@@ -35,7 +35,10 @@ class CacheFilesTest {
             Path file = dir.resolve("seq1-" + dt + ".safetensors");
             CacheFiles.export(original, 1, file);
 
-            LatentCache restored = decodeNode.newCache(1, 16, dt);
+            // what a restart reads first: whose cache, which dtype, how many tokens (from the metadata, before any import)
+            CacheFiles.Contents seen = CacheFiles.describe(file);
+            assertEquals(new CacheFiles.Contents(prefillNode.identity(), dt, 7), seen);
+            LatentCache restored = decodeNode.newCache(1, 16, seen.dtype());
             CacheFiles.importInto(restored, 0, file);
             assertEquals(7, restored.length(0));
             for (int step = 0; step < 3; step++) {
@@ -111,6 +114,9 @@ class CacheFilesTest {
         layer.prefill(cache, TestData.gaussian(2, 3 * c.hiddenSize()), 3, AttentionPath.ABSORBED);
         byte[] checkpoint = Files.readAllBytes(weights);
 
+        // a weights file is no cache file: describe says so, naming it
+        assertEquals(weights + ": not a latent-cache file (format null, expected '" + CacheFiles.FORMAT + "')",
+                assertThrows(MlaException.class, () -> CacheFiles.describe(weights)).getMessage());
         String m = assertThrows(MlaException.class, () -> CacheFiles.export(cache, 0, weights)).getMessage();
         assertTrue(m.contains("exists") && m.contains("REPLACE_EXISTING") && m.contains(weights.toString()), m);
         assertArrayEquals(checkpoint, Files.readAllBytes(weights), "the checkpoint is untouched");

@@ -111,6 +111,16 @@ class SparseConfigTest {
     void indexKeysAreAllOrNoneAndChecked() {
         assertEquals("invalid config: a sparse (DSA) config needs index_n_heads, index_head_dim and index_topk; 'index_topk' is missing",
                 refused(V32.replace("\"index_topk\": 2048,", "")));
+        // a V3.2 config whose indexer keys are all gone, or one of them mistyped, would run dense: refused
+        assertEquals("invalid config: model_type 'deepseek_v32' is a sparse-attention (DSA) model, but index_n_heads, index_head_dim and "
+                + "index_topk are missing: without them the layer would attend densely",
+                refused(V32.replace("\"index_n_heads\": 64, \"index_head_dim\": 128, \"index_topk\": 2048,", "")));
+        assertEquals("invalid config: architecture 'GlmMoeDsaForCausalLM' is a sparse-attention (DSA) model, but index_n_heads, index_head_dim and "
+                + "index_topk are missing: without them the layer would attend densely",
+                refused(GLM5.replace("\"model_type\": \"glm_moe_dsa\"", "\"model_type\": \"other\"")
+                        .replace("\"index_topk\": 2048, \"index_head_dim\": 128, \"index_n_heads\": 32", "\"vocab_size\": 1")));
+        assertTrue(refused(V32.replace("\"index_topk\": 2048", "\"index_top_k\": 2048")).startsWith("invalid config: unknown indexer key 'index_top_k' "),
+                refused(V32.replace("\"index_topk\": 2048", "\"index_top_k\": 2048")));
         assertEquals("invalid config: index_head_dim must be 128 (one FP8 block of 128 numbers with one scale per head and per key, as DeepSeek's "
                 + "fp8_index kernel takes them), found 64", refused(V32.replace("\"index_head_dim\": 128", "\"index_head_dim\": 64")));
         assertEquals("invalid config: index_n_heads must be in 1 … 4096, found 0", refused(V32.replace("\"index_n_heads\": 64", "\"index_n_heads\": 0")));

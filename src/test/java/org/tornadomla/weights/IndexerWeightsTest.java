@@ -76,8 +76,14 @@ class IndexerWeightsTest {
                 assertSameValues(dt == DType.F32 ? f32 : f32.to(WeightDtype.BF16), loaded.weight(n));
                 assertEquals(WeightDtype.F32, loaded.weight(n).dtype(), n);
             }
-            // a dense config reads the same file and leaves the indexer out
-            MlaWeights dense = MlaWeights.load(f, DENSE, 3);
+            // the same latent weights without the indexer, under a dense config: the indexer is left out, and the latent's
+            // digest (the caches' identity) is the sparse layer's (a dense config over the sparse file itself is refused,
+            // aDenseConfigOverASparseCheckpointGetsOneClearError)
+            Path denseFile = dir.resolve("dense-" + dt + ".safetensors");
+            SafeTensorsWriter out = new SafeTensorsWriter();
+            for (Weight t : w.all()) if (!INDEXER.contains(t.name())) out.add(MlaWeights.prefix(3) + t.name(), dt, t.shape(), t.toFloats());
+            out.write(denseFile);
+            MlaWeights dense = MlaWeights.load(denseFile, DENSE, 3);
             assertNull(dense.indexerWk());
             assertEquals(7, dense.all().size());
             assertEquals(loaded.kvDigest(), dense.kvDigest());
@@ -131,6 +137,18 @@ class IndexerWeightsTest {
         loaded.addInOwnForm(new SafeTensorsWriter(), 0, DType.F32).write(h);
         MlaWeights again = MlaWeights.load(h, SPARSE, 0);
         for (String n : INDEXER) assertSameValues(loaded.weight(n), again.weight(n));
+    }
+
+    @Test
+    void aDenseConfigOverASparseCheckpointGetsOneClearError() {
+        // a DeepSeek-V3.2 checkpoint loaded with a dense config would attend densely without a word: refused
+        Path f = dir.resolve("sparse.safetensors");
+        MlaWeights.random(SPARSE, 2).addTo(new SafeTensorsWriter(), 0, DType.F32).write(f);
+        String m = assertThrows(MlaException.class, () -> MlaWeights.load(f, DENSE, 0)).getMessage();
+        assertEquals(f + ": tensor 'model.layers.0.self_attn.indexer.wk.weight' is a lightning indexer's: the checkpoint is a sparse-attention "
+                + "(DSA) model's, but the config is dense (no index_n_heads, index_head_dim and index_topk); to compare with dense attention, "
+                + "load it with its sparse config and use AttentionOptions.withDense(true)", m);
+        assertEquals(SPARSE, MlaWeights.load(f, SPARSE, 0).config());
     }
 
     @Test
