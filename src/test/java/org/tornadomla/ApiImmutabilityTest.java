@@ -9,7 +9,7 @@ import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.attention.SparseMla;
 import org.tornadomla.cache.CacheDtype;
-import org.tornadomla.cache.CacheFiles;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
@@ -150,7 +150,7 @@ class ApiImmutabilityTest {
         SafeTensorsFile file = SafeTensorsFile.open(st);
         ShardedSafeTensors sharded = ShardedSafeTensors.open(index);
         TensorInfo info = file.info("a");
-        String sha = CacheFiles.configHash(c);
+        String sha = CacheIdentity.configHash(c);
         BlockKeys.Key blockKey = new BlockKeys("k:", "m", sha, CacheDtype.F32, 4).chain(new int[] {1, 2, 3, 4}, 0).get(0);
         byte[] rowBytes = new byte[4 * LatentRows.rowBytes(CacheDtype.F32, c.kvLoraRank(), c.qkRopeHeadDim())];
         new SplittableRandom(7).nextBytes(rowBytes);

@@ -1,11 +1,13 @@
 package org.tornadomla;
 
+import org.tornadomla.internal.Messages;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheFiles;
+import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.cli.MlaCommand;
 import org.tornadomla.config.MlaConfig;
@@ -78,7 +80,7 @@ class FuzzTest {
     private void checkMessage(String what, String m) {
         if (m == null || m.isEmpty() || m.lines().count() != 1 || m.chars().anyMatch(c -> c < 0x20 || (c >= 0x7F && c < 0xA0))
                 || m.contains("http") || m.length() > MlaException.MAX_MESSAGE + 1) {
-            failures.add(what + ": bad message " + MlaException.escape(String.valueOf(m)));
+            failures.add(what + ": bad message " + Messages.escape(String.valueOf(m)));
         }
     }
 
@@ -295,7 +297,7 @@ class FuzzTest {
         float[] x = TestData.gaussian(3, T * 64);
         for (int k = 0; k < CONFIG_CASES; k++) {
             String json = mutateJson(base, r);
-            String what = "config case " + k + " (" + MlaException.escape(json.length() > 300 ? json.substring(0, 300) : json).replace("  ", "") + ")";
+            String what = "config case " + k + " (" + Messages.escape(json.length() > 300 ? json.substring(0, 300) : json).replace("  ", "") + ")";
             MlaConfig c = attempt(what, () -> MlaConfig.fromJson(json));
             if (c == null) continue;
             accepted++;
@@ -369,7 +371,7 @@ class FuzzTest {
         for (CacheDtype dt : CacheDtype.values()) {
             LatentCache cache = layer.newCache(1, 8, dt);
             layer.prefill(cache, TestData.gaussian(7, 6 * cfg.hiddenSize()), 6, AttentionPath.ABSORBED);
-            BlockKeys.Key key = new BlockKeys(BlockKeys.PREFIX, "fuzz", CacheFiles.configHash(cfg), dt, 4).chain(ids, 1).get(1);   // tokens 4, 5
+            BlockKeys.Key key = new BlockKeys(BlockKeys.PREFIX, "fuzz", CacheIdentity.configHash(cfg), dt, 4).chain(ids, 1).get(1);   // tokens 4, 5
             LatentRows rows = new LatentCacheRows(cache).read(0, 4, 2);
             byte[] good = BlockValue.encode(layer.identity(), key, rows);
             BlockValue.Expected expected = BlockValue.Expected.of(layer.identity(), dt, key);
@@ -439,7 +441,7 @@ class FuzzTest {
             if (code != 0) {
                 check(what, code == 2, "exit code " + code + ": " + e);
                 String line = e.toString().strip();
-                check(what, line.startsWith("mla: error: "), "stderr " + MlaException.escape(line));
+                check(what, line.startsWith("mla: error: "), "stderr " + Messages.escape(line));
                 checkMessage(what, line);
                 check(what, !Files.exists(out), "an output file after an error");
                 refusals++;

@@ -1,5 +1,6 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.util.Locale;
@@ -19,7 +20,7 @@ public enum AttentionPath {
         for (AttentionPath p : values()) {
             if (p.name().equalsIgnoreCase(s)) return p;
         }
-        throw new MlaException("unknown attention path " + MlaException.quote(s) + " (expected naive, absorbed or tiled)");
+        throw new MlaException("unknown attention path " + Messages.quote(s) + " (expected naive, absorbed or tiled)");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package org.tornadomla.attention;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.attention.internal.AttentionCore;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.internal.Memory;
@@ -209,7 +210,7 @@ public final class MlaLayer implements AutoCloseable {
         long n = (long) cache.maxSequences() * tokens * c.hiddenSize();
         Memory.arrayLength(n, "input x [" + cache.maxSequences() + ", " + tokens + ", " + c.hiddenSize() + "]");
         requireEverySlot(cache);
-        requireInput(x, n, MlaException.shape(cache.maxSequences(), tokens, c.hiddenSize()));
+        requireInput(x, n, Messages.shape(cache.maxSequences(), tokens, c.hiddenSize()));
         float[] y = newOutput(n);
         forward(cache, x, tokens, opt, y);
         return y;
@@ -250,7 +251,7 @@ public final class MlaLayer implements AutoCloseable {
         long total = totalTokens(seqIds, queryLens);
         long n = total * c.hiddenSize();
         Memory.arrayLength(n, "input x [" + total + ", " + c.hiddenSize() + "]");
-        requireInput(x, n, MlaException.shape(total, c.hiddenSize()));
+        requireInput(x, n, Messages.shape(total, c.hiddenSize()));
         float[] y = newOutput(n);
         synchronized (lock) {
             run(cache, seqIds, queryLens, x, opt, y, rows(cache, (int) total, opt), false);
@@ -331,7 +332,7 @@ public final class MlaLayer implements AutoCloseable {
             if (uniform) requireEverySlot(cache);        // first: with a free slot the expected shape below would mislead
             long expected = (long) total * c.hiddenSize();
             if (x.length != expected) {
-                String shape = uniform ? MlaException.shape(cache.maxSequences(), total / cache.maxSequences(), c.hiddenSize()) : MlaException.shape(total, c.hiddenSize());
+                String shape = uniform ? Messages.shape(cache.maxSequences(), total / cache.maxSequences(), c.hiddenSize()) : Messages.shape(total, c.hiddenSize());
                 throw new MlaException("input x: expected shape " + shape + " (" + expected + " floats), found " + x.length + " floats");
             }
             if (y.length != expected) throw new MlaException("output y: expected " + expected + " floats, found " + y.length);

@@ -1,5 +1,6 @@
 package org.tornadomla.backends;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
@@ -65,12 +66,12 @@ public final class Backends {
             try {
                 return new FastExecutor(Integer.parseInt(n));
             } catch (NumberFormatException e) {
-                throw new MlaException("java-fast:N takes a thread count, found '" + MlaException.escape(n) + "'");
+                throw new MlaException("java-fast:N takes a thread count, found '" + Messages.escape(n) + "'");
             }
         }
         if (name.equals("tornado")) return tornado(null, options);
         if (name.startsWith("tornado:")) return tornado(name.substring("tornado:".length()), options);
-        throw new MlaException("unknown backend '" + MlaException.escape(name) + "' (expected " + String.join(", ", NAMES) + ")");
+        throw new MlaException("unknown backend '" + Messages.escape(name) + "' (expected " + String.join(", ", NAMES) + ")");
     }
 
     static final String TORNADO_EXECUTOR = "org.tornadomla.tornado.TornadoExecutor";

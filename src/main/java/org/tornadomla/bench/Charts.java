@@ -1,5 +1,6 @@
 package org.tornadomla.bench;
 
+import org.tornadomla.internal.Messages;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
@@ -134,7 +135,7 @@ public final class Charts {
     public static void checkPng(String option, Path png) {
         String name = png.getFileName() == null ? "" : png.getFileName().toString();
         if (!name.toLowerCase(java.util.Locale.ROOT).endsWith(".png")) {
-            throw new MlaException(option + " writes a PNG image: name a .png file, found " + MlaException.quote(name));
+            throw new MlaException(option + " writes a PNG image: name a .png file, found " + Messages.quote(name));
         }
         OutputFiles.checkOwn(option, png, "a PNG image", head -> head.length >= 8 && (head[0] & 0xff) == 0x89 && head[1] == 'P' && head[2] == 'N' && head[3] == 'G');
     }

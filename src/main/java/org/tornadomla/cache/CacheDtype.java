@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import org.tornadomla.kernels.CacheLayout;
 
@@ -35,7 +36,7 @@ public enum CacheDtype {
         for (CacheDtype d : values()) {
             if (d.name().equalsIgnoreCase(s)) return d;
         }
-        throw new MlaException("unknown cache dtype " + MlaException.quote(s) + " (expected f32, bf16, int8 or fp8)");
+        throw new MlaException("unknown cache dtype " + Messages.quote(s) + " (expected f32, bf16, int8 or fp8)");
     }
 
     /** Bytes stored per token for a latent of d_c and a rope part of d_r, scales included ({@link CacheLayout}). */

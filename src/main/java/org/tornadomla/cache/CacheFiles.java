@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
@@ -50,11 +51,6 @@ public final class CacheFiles {
     static final String FORMAT_1 = "tornado-mla/latent-cache/1";
     /** The format before the layer and the weights' digest. */
     static final String FORMAT_2 = "tornado-mla/latent-cache/2";
-
-    /** SHA-256 of the config's canonical JSON without quantization_config (the weights' storage does not change a cache): {@link CacheIdentity#configHash}. */
-    public static String configHash(MlaConfig c) {
-        return CacheIdentity.configHash(Objects.requireNonNull(c, "c"));
-    }
 
     /**
      * Writes sequence b of {@code cache} to {@code file}, stamped with the cache's identity. Refused for a cache
@@ -195,7 +191,7 @@ public final class CacheFiles {
                 CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
             }
             if (!cache.dtype().toString().equals(meta.get("dtype"))) {
-                throw new MlaException(file + ": cache dtype " + MlaException.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
+                throw new MlaException(file + ": cache dtype " + Messages.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
             }
             int n = length(file, meta);
             if (n > cache.capacity()) {
@@ -219,12 +215,12 @@ public final class CacheFiles {
                 verifyChecksum(f, file, t.name, meta);
                 names.remove(t.name);
             }
-            if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + MlaException.quote(names.iterator().next()) + " in a latent-cache file");
+            if (!names.isEmpty()) throw new MlaException(file + ": unexpected tensor " + Messages.quote(names.iterator().next()) + " in a latent-cache file");
             Set<String> keys = new HashSet<>(List.of("format", "config", "config_sha256", "layer", "weights_sha256", "dtype", "length"));
             for (Tensor t : expected) keys.add(SafeTensorsWriter.CRC_PREFIX + t.name);
             for (String key : meta.keySet()) {
                 if (!keys.contains(key)) {
-                    throw new MlaException(file + ": unexpected metadata key " + MlaException.quote(key) + " in a latent-cache file of "
+                    throw new MlaException(file + ": unexpected metadata key " + Messages.quote(key) + " in a latent-cache file of "
                             + cache.dtype() + " (expected only " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
                 }
             }
@@ -296,7 +292,7 @@ public final class CacheFiles {
             String dtype = meta.get("dtype");
             CacheDtype d = null;
             for (CacheDtype c : CacheDtype.values()) if (c.toString().equals(dtype)) d = c;
-            if (d == null) throw new MlaException(file + ": metadata dtype " + MlaException.quote(dtype) + " is not a cache dtype (f32, bf16, int8 or fp8)");
+            if (d == null) throw new MlaException(file + ": metadata dtype " + Messages.quote(dtype) + " is not a cache dtype (f32, bf16, int8 or fp8)");
             return new Contents(id, d, length(file, meta));
         }
     }
@@ -312,7 +308,7 @@ public final class CacheFiles {
                     + "export it again with this version");
         }
         if (!FORMAT.equals(format)) {
-            throw new MlaException(file + ": not a latent-cache file (format " + MlaException.quote(format) + ", expected '" + FORMAT + "')");
+            throw new MlaException(file + ": not a latent-cache file (format " + Messages.quote(format) + ", expected '" + FORMAT + "')");
         }
     }
 
@@ -320,7 +316,7 @@ public final class CacheFiles {
     private static int length(Path file, Map<String, String> meta) {
         String len = meta.get("length");
         if (len == null || !len.matches("0|[1-9][0-9]{0,9}") || Long.parseLong(len) > Integer.MAX_VALUE) {
-            throw new MlaException(file + ": metadata length " + MlaException.quote(len) + " is not a token count");
+            throw new MlaException(file + ": metadata length " + Messages.quote(len) + " is not a token count");
         }
         return Integer.parseInt(len);
     }
@@ -359,15 +355,15 @@ public final class CacheFiles {
         } catch (MlaException e) {
             throw new MlaException(file + ": metadata config: " + e.getMessage(), e);
         }
-        String sha = meta.get("config_sha256"), hash = configHash(config);
+        String sha = meta.get("config_sha256"), hash = CacheIdentity.configHash(config);
         if (!hash.equals(sha)) {
             throw new MlaException(file + ": metadata config_sha256 " + abbrev(sha) + "… is not the hash of its config (" + abbrev(hash) + "…)");
         }
         String layer = meta.get("layer");
-        if (layer == null || !layer.matches("0|[1-9][0-9]{0,8}")) throw new MlaException(file + ": metadata layer " + MlaException.quote(layer) + " is not a layer index");
+        if (layer == null || !layer.matches("0|[1-9][0-9]{0,8}")) throw new MlaException(file + ": metadata layer " + Messages.quote(layer) + " is not a layer index");
         String weights = meta.get("weights_sha256");
         if (weights == null || !weights.matches("[0-9a-f]{64}")) {
-            throw new MlaException(file + ": metadata weights_sha256 " + MlaException.quote(weights) + " is not a SHA-256 (64 hex digits)");
+            throw new MlaException(file + ": metadata weights_sha256 " + Messages.quote(weights) + " is not a SHA-256 (64 hex digits)");
         }
         return new CacheIdentity(config, Integer.parseInt(layer), weights);
     }
@@ -376,7 +372,7 @@ public final class CacheFiles {
         String recorded = meta.get(SafeTensorsWriter.CRC_PREFIX + name);
         if (recorded == null || !recorded.matches("[0-9a-f]{8}")) {
             throw new MlaException(file + ": no valid checksum for tensor " + name + " (metadata " + SafeTensorsWriter.CRC_PREFIX + name + " is "
-                    + MlaException.quote(recorded) + ")");
+                    + Messages.quote(recorded) + ")");
         }
         long actual = f.crc32c(name);
         if (Long.parseLong(recorded, 16) != actual) {
@@ -399,6 +395,6 @@ public final class CacheFiles {
     }
 
     private static String abbrev(String h) {
-        return h == null ? "none" : MlaException.escape(h.substring(0, Math.min(12, h.length())));
+        return h == null ? "none" : Messages.escape(h.substring(0, Math.min(12, h.length())));
     }
 }

@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -40,7 +41,7 @@ public record CacheIdentity(MlaConfig config, int layer, String weightsSha256) {
         Objects.requireNonNull(weightsSha256, "weightsSha256");
         if (layer < 0) throw new MlaException("cache identity: layer must be >= 0, found " + layer);
         if (!weightsSha256.matches("[0-9a-f]{64}")) {
-            throw new MlaException("cache identity: the weights' SHA-256 must be 64 lower-case hex digits, found " + MlaException.quote(weightsSha256));
+            throw new MlaException("cache identity: the weights' SHA-256 must be 64 lower-case hex digits, found " + Messages.quote(weightsSha256));
         }
         config = config.withFp8Weights(false);
     }

@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -73,7 +74,7 @@ public final class KvMemory {
             case "llama-3.1-405b" -> Model.gqa("llama-3.1-405b", 126, 128, 8, 128);
             case "qwen-2.5-72b" -> Model.gqa("qwen-2.5-72b", 80, 64, 8, 128);
             case "llama-2-7b" -> Model.gqa("llama-2-7b", 32, 32, 32, 128);
-            default -> throw new MlaException("unknown model " + MlaException.quote(name) + " (MLA presets: " + MlaConfig.PRESET_NAMES
+            default -> throw new MlaException("unknown model " + Messages.quote(name) + " (MLA presets: " + MlaConfig.PRESET_NAMES
                     + "; MHA/GQA comparison models: " + COMPARISON_NAMES + ")");
         };
     }

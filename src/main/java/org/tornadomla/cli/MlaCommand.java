@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,7 +30,7 @@ public final class MlaCommand implements Runnable {
 
     /**
      * A command line whose errors end as one "mla: error: ..." line and exit code 2: messages are made one line
-     * of printable text ({@link MlaException#oneLine}), whatever the user typed or a file held.
+     * of printable text (org.tornadomla.internal.Messages.oneLine), whatever the user typed or a file held.
      */
     public static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new MlaCommand());
@@ -60,12 +61,12 @@ public final class MlaCommand implements Runnable {
             String msg = String.valueOf(u.getMessage());
             if (ex.getCommandLine().getParent() == null && !ex.getCommandLine().getSubcommands().isEmpty() && !first.startsWith("-")
                     && (msg.contains("at index 0") || msg.contains("from index 0"))) {
-                return "unknown command " + MlaException.quote(first) + " (commands: " + String.join(", ", commands(ex.getCommandLine())) + ")";
+                return "unknown command " + Messages.quote(first) + " (commands: " + String.join(", ", commands(ex.getCommandLine())) + ")";
             }
             if (first.startsWith("-") && first.length() > 1 && !isNumber(first)) {
-                return "unknown option " + MlaException.quote(first.contains("=") ? first.substring(0, first.indexOf('=')) : first);
+                return "unknown option " + Messages.quote(first.contains("=") ? first.substring(0, first.indexOf('=')) : first);
             }
-            return "unexpected argument " + MlaException.quote(first);
+            return "unexpected argument " + Messages.quote(first);
         }
         if (ex instanceof CommandLine.MissingParameterException m && !m.getMissing().isEmpty()) {
             // an option typed without its value: picocli says "Missing required parameter for option" at the end of the
@@ -79,7 +80,7 @@ public final class MlaCommand implements Runnable {
         }
         String expected = ex.getArgSpec() == null || ex.getValue() == null ? null : expected(elementType(ex.getArgSpec()));
         if (expected != null) {
-            return name(ex.getArgSpec()) + " must be " + expected + ", found " + MlaException.quote(ex.getValue());
+            return name(ex.getArgSpec()) + " must be " + expected + ", found " + Messages.quote(ex.getValue());
         }
         return ex.getMessage();
     }
@@ -175,7 +176,7 @@ public final class MlaCommand implements Runnable {
     }
 
     private static int fail(PrintWriter err, String line, int code) {
-        err.println(MlaException.oneLine(line));
+        err.println(Messages.oneLine(line));
         err.flush();
         return code;
     }

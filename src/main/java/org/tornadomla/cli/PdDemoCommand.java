@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
@@ -100,7 +101,7 @@ public final class PdDemoCommand implements Callable<Integer> {
                         store.remove(prompt, dtype, o.layers);
                         out.printf("removed the demo's %d blocks from the store (--keep leaves them)%n", push.blocks());
                     } catch (RuntimeException e) {
-                        out.printf("could not remove the demo's blocks from the store (%s); %s%n", MlaException.oneLine(e.getMessage()),
+                        out.printf("could not remove the demo's blocks from the store (%s); %s%n", Messages.oneLine(e.getMessage()),
                                 o.ttlSeconds > 0 ? "they expire after " + o.ttlSeconds + " s" : "they stay there (--ttl-s 0)");
                     }
                     out.flush();
@@ -162,7 +163,7 @@ public final class PdDemoCommand implements Callable<Integer> {
         out.printf("  DeepSeek-V3 itself (%d layers, %d heads), %s: MLA %,d B per token, MHA %,d B: %.1f× (./mla kv-memory)%n",
                 v3.numHiddenLayers(), v3.numHeads(), dtype, v3Mla, v3Mha, (double) v3Mha / v3Mla);
         if (differ >= 0) {
-            spec.commandLine().getErr().println(MlaException.oneLine("mla: error: the decode process's outputs differ from the single-process run from step "
+            spec.commandLine().getErr().println(Messages.oneLine("mla: error: the decode process's outputs differ from the single-process run from step "
                     + differ + " on (max |Δ| " + String.format("%.3e", worst) + "): a bug"));
             return MlaCommand.INTERNAL_ERROR;
         }

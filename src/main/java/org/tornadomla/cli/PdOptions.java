@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionPath;
@@ -103,7 +104,7 @@ public final class PdOptions {
             throw new MlaException("--tokens " + tokens + " and --steps " + steps + " reach past max_position_embeddings " + config().maxPositionEmbeddings());
         }
         if (!backend.equals("java-reference") && !backend.equals("java") && !backend.matches("java-fast(:[0-9]+)?")) {
-            throw new MlaException("--backend " + MlaException.quote(backend) + ": pd-demo runs java-reference or java-fast in both processes");
+            throw new MlaException("--backend " + Messages.quote(backend) + ": pd-demo runs java-reference or java-fast in both processes");
         }
         if (indexTopK != null) atLeastOne("--index-topk", indexTopK);
         atLeastOne("--connect-timeout-ms", connectTimeoutMs);

@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Messages;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
@@ -137,7 +138,7 @@ public final class RankCommand implements Callable<Integer> {
                 wv = finite(v.name(), src.readFloats(v.name()));
                 System.arraycopy(wk, 0, m, 0, wk.length);
                 System.arraycopy(wv, 0, m, wk.length, wv.length);
-                what = "[k_proj; v_proj] " + MlaException.shape(rows, cols) + " (MHA/GQA)";
+                what = "[k_proj; v_proj] " + Messages.shape(rows, cols) + " (MHA/GQA)";
             } else {
                 throw new MlaException("layer " + layer + " has neither " + p + "kv_b_proj.weight nor " + p + "k_proj.weight and v_proj.weight");
             }
@@ -204,14 +205,14 @@ public final class RankCommand implements Callable<Integer> {
     private static long[] matrix(TensorInfo t) {
         long[] shape = t.shape();
         if (shape.length != 2 || shape[0] < 1 || shape[1] < 1 || t.numel() > Memory.MAX_ARRAY) {
-            throw new MlaException("tensor " + MlaException.quote(t.name()) + ": expected a non-empty matrix, found " + t.shapeString());
+            throw new MlaException("tensor " + Messages.quote(t.name()) + ": expected a non-empty matrix, found " + t.shapeString());
         }
         return shape;
     }
 
     private static float[] finite(String name, float[] a) {
         for (int i = 0; i < a.length; i++) {
-            if (!Float.isFinite(a[i])) throw new MlaException("tensor " + MlaException.quote(name) + " holds " + a[i] + " at flat index " + i + "; weights must be finite");
+            if (!Float.isFinite(a[i])) throw new MlaException("tensor " + Messages.quote(name) + " holds " + a[i] + " at flat index " + i + "; weights must be finite");
         }
         return a;
     }

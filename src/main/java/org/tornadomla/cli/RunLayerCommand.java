@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.internal.Memory;
@@ -213,7 +214,7 @@ public final class RunLayerCommand implements Callable<Integer> {
                     at[k] = rest % shape[k];
                     rest /= shape[k];
                 }
-                throw new MlaException("input " + input + ": tensor '" + name + "' holds " + x[i] + " at " + MlaException.shape(at)
+                throw new MlaException("input " + input + ": tensor '" + name + "' holds " + x[i] + " at " + Messages.shape(at)
                         + "; expected finite numbers");
             }
         }
@@ -245,7 +246,7 @@ public final class RunLayerCommand implements Callable<Integer> {
                 steps.add(Integer.parseInt(name.substring("decode_input_".length())));
                 continue;
             }
-            throw new MlaException("input " + in.path() + " holds tensor " + MlaException.quote(name)
+            throw new MlaException("input " + in.path() + " holds tensor " + Messages.quote(name)
                     + ", which run-layer does not use (expected prefill_input, or prefill_input.0, prefill_input.1, …, and "
                     + "decode_input_0, decode_input_1, …)");
         }

@@ -1,5 +1,6 @@
 package org.tornadomla.config;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
@@ -283,7 +284,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
             case "kimi-k2" -> kimiK2();
             case "glm-5" -> glm5();
             case "minicpm3-4b" -> miniCpm3Geometry();
-            default -> throw new MlaException("unknown preset " + MlaException.quote(name) + " (MLA presets: " + PRESET_NAMES + ")");
+            default -> throw new MlaException("unknown preset " + Messages.quote(name) + " (MLA presets: " + PRESET_NAMES + ")");
         };
     }
 
@@ -320,7 +321,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         if (kvLora == null || kvLora.isJsonNull()) {
             JsonElement type = o.get("model_type");
             String what = type != null && type.isJsonPrimitive() && type.getAsJsonPrimitive().isString()
-                    ? "model_type " + MlaException.quote(type.getAsString()) : type == null ? "no model_type" : "model_type " + Json.describe(type);
+                    ? "model_type " + Messages.quote(type.getAsString()) : type == null ? "no model_type" : "model_type " + Json.describe(type);
             throw new MlaException("invalid config: not an MLA model (" + what + "): it has no kv_lora_rank, the latent width of "
                     + "Multi-head Latent Attention (DeepSeek-V2/V3/R1 configs, model_type deepseek_v2 or deepseek_v3, have one)");
         }
@@ -389,7 +390,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
             throw new MlaException("invalid config: rope_scaling has neither 'type' nor 'rope_type' (expected \"yarn\")");
         }
         if (type.equals("yarn") || (params && type.equals("default"))) return type;
-        throw new MlaException("invalid config: unsupported " + where + " type " + MlaException.quote(type) + " (supported: yarn"
+        throw new MlaException("invalid config: unsupported " + where + " type " + Messages.quote(type) + " (supported: yarn"
                 + (params ? ", default" : "") + ")");
     }
 
@@ -409,12 +410,12 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
     private static String sparseModel(JsonObject o) {
         JsonElement type = o.get("model_type");
         if (type != null && type.isJsonPrimitive() && SPARSE_MODEL_TYPES.contains(type.getAsString())) {
-            return "model_type " + MlaException.quote(type.getAsString());
+            return "model_type " + Messages.quote(type.getAsString());
         }
         JsonElement arch = o.get("architectures");
         if (arch != null && arch.isJsonArray()) {
             for (JsonElement a : arch.getAsJsonArray()) {
-                if (a.isJsonPrimitive() && SPARSE_ARCHITECTURES.contains(a.getAsString())) return "architecture " + MlaException.quote(a.getAsString());
+                if (a.isJsonPrimitive() && SPARSE_ARCHITECTURES.contains(a.getAsString())) return "architecture " + Messages.quote(a.getAsString());
             }
         }
         return null;
@@ -434,7 +435,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         // a mistyped indexer key (index_top_k) would otherwise be ignored and leave a sparse model dense
         for (String k : o.keySet()) {
             if ((k.startsWith("index_") || k.startsWith("indexer_")) && !keys.contains(k) && !INDEXER_KEYS.contains(k)) {
-                throw new MlaException("invalid config: unknown indexer key " + MlaException.quote(k) + " (the keys of DeepSeek-V3.2's indexer are "
+                throw new MlaException("invalid config: unknown indexer key " + Messages.quote(k) + " (the keys of DeepSeek-V3.2's indexer are "
                         + String.join(", ", keys) + ", and " + String.join(", ", INDEXER_KEYS) + ")");
             }
         }
@@ -453,7 +454,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         }
         for (String k : keys) {
             if (!found.contains(k)) {
-                throw new MlaException("invalid config: a sparse (DSA) config needs index_n_heads, index_head_dim and index_topk; " + MlaException.quote(k)
+                throw new MlaException("invalid config: a sparse (DSA) config needs index_n_heads, index_head_dim and index_topk; " + Messages.quote(k)
                         + " is missing");
             }
         }
@@ -467,7 +468,7 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
             for (int i = 0; i < types.getAsJsonArray().size(); i++) {
                 String t = Json.string(types.getAsJsonArray().get(i), "invalid config: indexer_types[" + i + "]");
                 if (!t.equals("full")) {
-                    throw new MlaException("invalid config: indexer_types[" + i + "] is " + MlaException.quote(t)
+                    throw new MlaException("invalid config: indexer_types[" + i + "] is " + Messages.quote(t)
                             + " (an indexer shared across layers is not supported; supported: full)");
                 }
             }
@@ -487,11 +488,11 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         JsonElement q = o.get("quantization_config");
         String inQ = q != null && q.isJsonObject() ? optString(q.getAsJsonObject(), "scale_fmt", "quantization_config.scale_fmt") : null;
         if (top != null && inQ != null && !top.equals(inQ)) {
-            throw new MlaException("invalid config: scale_fmt " + MlaException.quote(top) + " differs from quantization_config.scale_fmt " + MlaException.quote(inQ));
+            throw new MlaException("invalid config: scale_fmt " + Messages.quote(top) + " differs from quantization_config.scale_fmt " + Messages.quote(inQ));
         }
         String f = top != null ? top : inQ;
         if (f != null && !f.equals("ue8m0")) {
-            throw new MlaException("invalid config: unsupported scale_fmt " + MlaException.quote(f) + " (supported: ue8m0, or none for amax/448 scales)");
+            throw new MlaException("invalid config: unsupported scale_fmt " + Messages.quote(f) + " (supported: ue8m0, or none for amax/448 scales)");
         }
         return f;
     }
@@ -526,11 +527,11 @@ public record MlaConfig(int hiddenSize, int numHeads, int qLoraRank, int kvLoraR
         String method = optString(o, "quant_method", "quantization_config.quant_method");
         if (method == null) throw new MlaException("invalid config: quantization_config has no quant_method " + SUPPORTED_QUANTIZATION);
         if (!method.equals("fp8")) {
-            throw new MlaException("invalid config: unsupported quantization_config.quant_method " + MlaException.quote(method) + " " + SUPPORTED_QUANTIZATION);
+            throw new MlaException("invalid config: unsupported quantization_config.quant_method " + Messages.quote(method) + " " + SUPPORTED_QUANTIZATION);
         }
         String fmt = optString(o, "fmt", "quantization_config.fmt");
         if (fmt != null && !fmt.equals("e4m3")) {
-            throw new MlaException("invalid config: unsupported quantization_config.fmt " + MlaException.quote(fmt) + " " + SUPPORTED_QUANTIZATION);
+            throw new MlaException("invalid config: unsupported quantization_config.fmt " + Messages.quote(fmt) + " " + SUPPORTED_QUANTIZATION);
         }
         optString(o, "activation_scheme", "quantization_config.activation_scheme");
         JsonElement b = o.get("weight_block_size");

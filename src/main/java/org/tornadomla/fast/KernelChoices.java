@@ -1,5 +1,6 @@
 package org.tornadomla.fast;
 
+import org.tornadomla.internal.Messages;
 import jdk.incubator.vector.FloatVector;
 import org.tornadomla.MlaException;
 
@@ -110,9 +111,9 @@ public final class KernelChoices {
                 List<String> known = new java.util.ArrayList<>();
                 for (String b : booleans) known.add(b.substring(PREFIX.length()));
                 known.addAll(List.of("registers", "spinMs", FILE_PROPERTY.substring(PREFIX.length())));
-                throw new MlaException("unknown property -D" + MlaException.escape(name) + ": java-fast reads " + PREFIX + "{" + String.join(", ", known) + "}");
+                throw new MlaException("unknown property -D" + Messages.escape(name) + ": java-fast reads " + PREFIX + "{" + String.join(", ", known) + "}");
             }
-            if (expected != null) throw new MlaException("-D" + name + "=" + MlaException.quote(v) + ": expected " + expected);
+            if (expected != null) throw new MlaException("-D" + name + "=" + Messages.quote(v) + ": expected " + expected);
         }
     }
 

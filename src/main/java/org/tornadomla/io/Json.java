@@ -1,5 +1,6 @@
 package org.tornadomla.io;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
@@ -69,7 +70,7 @@ public final class Json {
             }
             return b;
         } catch (IOException e) {
-            throw new MlaException("cannot read " + what + " " + file + ": " + MlaException.reason(e), e);
+            throw new MlaException("cannot read " + what + " " + file + ": " + Messages.reason(e), e);
         }
     }
 
@@ -116,7 +117,7 @@ public final class Json {
                 r.beginObject();
                 while (r.hasNext()) {
                     String name = r.nextName();
-                    if (o.has(name)) throw new MlaException("duplicate key " + MlaException.quote(name) + " in " + MlaException.escape(path));
+                    if (o.has(name)) throw new MlaException("duplicate key " + Messages.quote(name) + " in " + Messages.escape(path));
                     o.add(name, read(r, path + "." + name));
                 }
                 r.endObject();
@@ -179,7 +180,7 @@ public final class Json {
         JsonPrimitive p = e.getAsJsonPrimitive();
         if (p.isBoolean()) return p.getAsString();
         if (p.isNumber()) return "the number " + p.getAsString();
-        return "the string " + MlaException.quote(p.getAsString());
+        return "the string " + Messages.quote(p.getAsString());
     }
 
     /** A JSON number as a double (±Infinity when out of range), or an error naming {@code name}. */

@@ -1,5 +1,6 @@
 package org.tornadomla.io;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.io.BufferedOutputStream;
@@ -64,7 +65,7 @@ public final class OutputFiles {
         try (var in = Files.newInputStream(target)) {
             head = in.readNBytes(4096);
         } catch (IOException e) {
-            throw new MlaException("cannot read " + target + " (" + option + "): " + MlaException.reason(e));
+            throw new MlaException("cannot read " + target + " (" + option + "): " + Messages.reason(e));
         }
         if (head.length > 0 && !ours.test(head)) {
             throw new MlaException(option + " " + target + " exists and is not " + kind + ", so it is not replaced: name a new file, or move it away");
@@ -96,7 +97,7 @@ public final class OutputFiles {
         try {
             Files.delete(createTemp(folder, real.getFileName().toString()));
         } catch (IOException e) {
-            throw new MlaException("cannot write " + target + ": no file can be created in " + folder + " (" + MlaException.reason(e) + ")");
+            throw new MlaException("cannot write " + target + ": no file can be created in " + folder + " (" + Messages.reason(e) + ")");
         }
     }
 
@@ -148,7 +149,7 @@ public final class OutputFiles {
         } catch (AtomicMoveNotSupportedException e) {
             throw new MlaException("cannot write " + target + ": this file system cannot replace a file atomically");
         } catch (IOException e) {
-            throw new MlaException("cannot write " + target + ": " + MlaException.reason(e), e);
+            throw new MlaException("cannot write " + target + ": " + Messages.reason(e), e);
         } finally {
             if (tmp != null) {
                 try {
@@ -242,7 +243,7 @@ public final class OutputFiles {
         try {
             real = abs.toRealPath();
         } catch (IOException e) {
-            throw new MlaException("cannot write " + target + ": it is a symbolic link to nowhere (" + MlaException.reason(e) + ")");
+            throw new MlaException("cannot write " + target + ": it is a symbolic link to nowhere (" + Messages.reason(e) + ")");
         }
         if (!Files.isRegularFile(real)) {
             throw new MlaException("cannot write " + target + ": it exists and is not a regular file but " + kind(real)

@@ -1,5 +1,6 @@
 package org.tornadomla.ladder;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import org.tornadomla.io.OutputFiles;
 
@@ -72,12 +73,12 @@ public final class LadderDocs {
             if (line.startsWith("# ")) machine = line.substring(2).strip();
             else if (!line.isBlank() && !line.equals(HEADER)) {
                 String[] f = line.split(",", -1);
-                if (f.length != 5) throw new MlaException(MEASURED + ": expected " + HEADER + ", found '" + MlaException.escape(line) + "'");
+                if (f.length != 5) throw new MlaException(MEASURED + ": expected " + HEADER + ", found '" + Messages.escape(line) + "'");
                 try {
                     rs.add(new LadderRun.Result(Integer.parseInt(f[0]), f[1], f[2].isEmpty() ? Double.NaN : Double.parseDouble(f[2]),
                             f[3].isEmpty() ? Double.NaN : Double.parseDouble(f[3]), Double.parseDouble(f[4])));
                 } catch (NumberFormatException e) {
-                    throw new MlaException(MEASURED + ": not a number in '" + MlaException.escape(line) + "'");
+                    throw new MlaException(MEASURED + ": not a number in '" + Messages.escape(line) + "'");
                 }
             }
         }

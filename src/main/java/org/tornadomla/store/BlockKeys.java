@@ -1,5 +1,6 @@
 package org.tornadomla.store;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
 
@@ -53,7 +54,7 @@ public final class BlockKeys {
         this.prefix = Objects.requireNonNull(prefix, "prefix");
         this.model = Objects.requireNonNull(model, "model").getBytes(StandardCharsets.UTF_8);
         Objects.requireNonNull(configSha, "configSha");
-        if (!configSha.matches("[0-9a-f]{64}")) throw new MlaException("config hash: expected 64 hex digits, found " + MlaException.quote(configSha));
+        if (!configSha.matches("[0-9a-f]{64}")) throw new MlaException("config hash: expected 64 hex digits, found " + Messages.quote(configSha));
         this.configSha = HexFormat.of().parseHex(configSha);
         this.dtype = Objects.requireNonNull(dtype, "dtype");
         if (blockSize < 1 || blockSize > MAX_BLOCK) throw new MlaException("block size must be in 1 … " + MAX_BLOCK + " tokens, found " + blockSize);

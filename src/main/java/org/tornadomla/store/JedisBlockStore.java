@@ -1,5 +1,6 @@
 package org.tornadomla.store;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -74,7 +75,7 @@ final class JedisBlockStore implements BlockStore {
                     : RedisClient.builder().hostAndPort(seeds.iterator().next()).clientConfig(config).build();
             store = new JedisBlockStore(address, Duration.ofMillis(connectMs), Duration.ofMillis(socketMs), client);
             String pong = client.ping();
-            if (!"PONG".equals(pong)) throw new MlaException(address + ": not a Redis server: PING answered " + MlaException.quote(pong));
+            if (!"PONG".equals(pong)) throw new MlaException(address + ": not a Redis server: PING answered " + Messages.quote(pong));
             if (!store.cluster && client.info("cluster").contains("cluster_enabled:1")) {
                 store.close();                                   // one seed of a cluster: talk to the whole cluster
                 store = new JedisBlockStore(address, Duration.ofMillis(connectMs), Duration.ofMillis(socketMs), cluster(seeds, config));
@@ -207,13 +208,13 @@ final class JedisBlockStore implements BlockStore {
             if (m.startsWith("WRONGPASS")) return "login refused: the server knows no such user, or the password is wrong (WRONGPASS)";
             if (m.startsWith("NOAUTH")) return "the server needs a password: give it in the address, redis://[USER]:PASSWORD@HOST:PORT (NOAUTH)";
             if (m.startsWith("NOPERM")) return "the user may not run this command or touch these keys (NOPERM: check its ACL rules)";
-            if (m.startsWith("CLUSTERDOWN")) return "the cluster is down or a hash slot has no node (" + MlaException.quote(m) + ")";
+            if (m.startsWith("CLUSTERDOWN")) return "the cluster is down or a hash slot has no node (" + Messages.quote(m) + ")";
             if (t instanceof SSLHandshakeException) {
-                return "TLS handshake failed (" + MlaException.escape(m) + "): does the trust store (-Djavax.net.ssl.trustStore) hold the "
+                return "TLS handshake failed (" + Messages.escape(m) + "): does the trust store (-Djavax.net.ssl.trustStore) hold the "
                         + "server's certificate or CA, and does the server speak TLS on this port?";
             }
         }
-        if (e instanceof JedisDataException) return "the server refused: " + MlaException.quote(e.getMessage());
+        if (e instanceof JedisDataException) return "the server refused: " + Messages.quote(e.getMessage());
         for (Throwable t : all) {
             if (t instanceof ConnectException) return "connection refused (is the server running and listening there?)";
             if (t instanceof UnknownHostException) return "unknown host";
@@ -225,10 +226,10 @@ final class JedisBlockStore implements BlockStore {
             }
             String m = t.getMessage();
             if (m != null && m.contains("Unexpected end of stream")) return "the server closed the connection (stopped or killed?)";
-            if (t instanceof java.net.SocketException && m != null) return "connection lost (" + MlaException.escape(m) + ")";
+            if (t instanceof java.net.SocketException && m != null) return "connection lost (" + Messages.escape(m) + ")";
         }
         String m = e.getMessage();
-        return m == null ? e.getClass().getSimpleName() : MlaException.quote(m);
+        return m == null ? e.getClass().getSimpleName() : Messages.quote(m);
     }
 
     /** e, its causes and what they suppressed (Jedis puts the socket's exception in either), depth first. */

@@ -47,7 +47,7 @@ public final class LatentStore {
         this.config = Objects.requireNonNull(config, "config");
         this.model = Objects.requireNonNull(model, "model");
         this.options = Objects.requireNonNull(options, "options");
-        this.configHash = CacheFiles.configHash(config);
+        this.configHash = CacheIdentity.configHash(config);
         this.configSha = HexFormat.of().parseHex(configHash);
     }
 

@@ -1,5 +1,6 @@
 package org.tornadomla.store;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.util.ArrayList;
@@ -61,7 +62,7 @@ public final class StoreAddress {
     public static StoreAddress parse(String uri) {
         Objects.requireNonNull(uri, "uri");
         String expected = "expected redis://[USER:PASSWORD@]HOST:PORT, rediss://… for TLS, or a comma-separated list of them for "
-                + "a Redis Cluster's seeds, found " + MlaException.quote(mask(uri));
+                + "a Redis Cluster's seeds, found " + Messages.quote(mask(uri));
         List<Node> nodes = new ArrayList<>();
         Boolean tls = null;
         String user = null, password = null;
@@ -85,7 +86,7 @@ public final class StoreAddress {
                     u = colon == 0 ? null : info.substring(0, colon);
                     p = info.substring(colon + 1);
                 }
-                if (p.isEmpty()) throw new MlaException("store address: empty password in " + MlaException.quote(mask(uri)));
+                if (p.isEmpty()) throw new MlaException("store address: empty password in " + Messages.quote(mask(uri)));
             }
             nodes.add(node(rest, expected));
             if (i == 0) {
@@ -94,7 +95,7 @@ public final class StoreAddress {
                 password = p;
             } else if (tls != s || !Objects.equals(user, u) || !Objects.equals(password, p)) {
                 throw new MlaException("store address: the seeds of a cluster need one scheme and one login, found "
-                        + MlaException.quote(mask(uri)));
+                        + Messages.quote(mask(uri)));
             }
         }
         return new StoreAddress(nodes, tls, user, password);

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 /**
@@ -42,11 +43,11 @@ public enum DType {
         }
         for (DType d : values()) {
             if (d.name().equalsIgnoreCase(s)) {
-                throw new MlaException("tensor " + MlaException.quote(tensor) + ": unknown dtype " + MlaException.quote(s)
+                throw new MlaException("tensor " + Messages.quote(tensor) + ": unknown dtype " + Messages.quote(s)
                         + " (the format's dtypes are upper case: " + d.name() + ")");
             }
         }
-        throw new MlaException("tensor " + MlaException.quote(tensor) + ": unknown dtype " + MlaException.quote(s)
+        throw new MlaException("tensor " + Messages.quote(tensor) + ": unknown dtype " + Messages.quote(s)
                 + " (expected a safetensors dtype such as F32, BF16, F16)");
     }
 }

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
@@ -70,7 +71,7 @@ public final class MlaWeights {
         if (layer < 0) throw new MlaException("layer must be >= 0, found " + layer);
         for (Weight t : tensors) {
             int named = layerIn(Objects.requireNonNull(t, "tensors holds null").name());
-            if (named >= 0 && named != layer) throw new MlaException("weight " + MlaException.quote(t.name()) + " is named for layer " + named + ", given for layer " + layer);
+            if (named >= 0 && named != layer) throw new MlaException("weight " + Messages.quote(t.name()) + " is named for layer " + named + ", given for layer " + layer);
         }
         this.layer = layer;
         Map<String, Weight> byName = new LinkedHashMap<>();
@@ -84,10 +85,10 @@ public final class MlaWeights {
                     w = candidate;
                 }
             }
-            if (w == null) throw new MlaException("weight " + t.hfName + ": expected shape " + MlaException.shape(t.shape) + ", found none");
+            if (w == null) throw new MlaException("weight " + t.hfName + ": expected shape " + Messages.shape(t.shape) + ", found none");
             if (!java.util.Arrays.equals(w.shape(), t.shape)) {
-                throw new MlaException("weight " + MlaException.quote(w.name()) + ": expected shape " + MlaException.shape(t.shape)
-                        + ", found " + MlaException.shape(w.shape()));
+                throw new MlaException("weight " + Messages.quote(w.name()) + ": expected shape " + Messages.shape(t.shape)
+                        + ", found " + Messages.shape(w.shape()));
             }
             if (t.isProjection()) {
                 if (d != null && d != w.dtype()) throw new MlaException("projection weights must share one dtype, found " + d + " and " + w.dtype());
@@ -423,7 +424,7 @@ public final class MlaWeights {
         // dense attention over a sparse model is AttentionOptions.withDense(true) with the sparse config
         for (String idx : List.of(INDEXER_WK, INDEXER_WQ_B)) {
             if (!c.sparse() && src.info(p + idx) != null) {
-                throw new MlaException("tensor " + MlaException.quote(p + idx) + " is a lightning indexer's: the checkpoint is a sparse-attention (DSA) "
+                throw new MlaException("tensor " + Messages.quote(p + idx) + " is a lightning indexer's: the checkpoint is a sparse-attention (DSA) "
                         + "model's, but the config is dense (no index_n_heads, index_head_dim and index_topk); to compare with dense attention, "
                         + "load it with its sparse config and use AttentionOptions.withDense(true)");
             }
@@ -433,7 +434,7 @@ public final class MlaWeights {
             TensorInfo info = require(src, c, p, t);
             allFp8 &= !t.isProjection() || info.dtype() == DType.F8_E4M3;
             if (t.shape.length == 1 && info.dtype() == DType.F8_E4M3) {
-                throw new MlaException("tensor " + MlaException.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
+                throw new MlaException("tensor " + Messages.quote(p + t.hfName) + ": expected a float dtype for a norm weight, found F8_E4M3");
             }
         }
         WeightDtype target = dtype != null ? dtype : allFp8 ? WeightDtype.FP8 : WeightDtype.F32;
@@ -470,7 +471,7 @@ public final class MlaWeights {
                     : t.hfName.startsWith("indexer.")
                     ? " (the config is sparse, with index_n_heads " + c.indexer().nHeads() + ": a DeepSeek-V3.2-style checkpoint has the indexer's "
                     + "weights; is this a dense model's checkpoint?)" : "";
-            throw new MlaException("missing tensor '" + name + "' (expected shape " + MlaException.shape(t.shape) + ")" + hint);
+            throw new MlaException("missing tensor '" + name + "' (expected shape " + Messages.shape(t.shape) + ")" + hint);
         }
         info.requireShape(t.shape);
         return info;

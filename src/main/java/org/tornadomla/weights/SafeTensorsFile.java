@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -79,7 +80,7 @@ public final class SafeTensorsFile implements TensorSource {
             if (b < 0x20 || b > 0x7E) return "";
             t.append((char) b);
         }
-        return "; it begins with the text " + MlaException.quote(t + (size > n ? "..." : ""));
+        return "; it begins with the text " + Messages.quote(t + (size > n ? "..." : ""));
     }
 
     /** Opens and checks a safetensors file (header, offsets, sizes); refused, naming the file and what is wrong, when it is not one. */
@@ -122,7 +123,7 @@ public final class SafeTensorsFile implements TensorSource {
             return new SafeTensorsFile(path, arena, ch, 8 + n, data, tensors, metadata);
         } catch (IOException e) {
             release(arena, ch);
-            throw new MlaException("cannot read " + path + ": " + MlaException.reason(e), e);
+            throw new MlaException("cannot read " + path + ": " + Messages.reason(e), e);
         } catch (MlaException e) {
             release(arena, ch);
             throw e.getMessage().startsWith(path.toString()) ? e : new MlaException(path + ": " + e.getMessage(), e);
@@ -171,7 +172,7 @@ public final class SafeTensorsFile implements TensorSource {
                 JsonElement m = entry.getValue();
                 if (!m.isJsonObject()) throw new MlaException("corrupt safetensors header: __metadata__ must be an object of strings, found " + Json.describe(m));
                 for (Map.Entry<String, JsonElement> kv : m.getAsJsonObject().entrySet()) {
-                    metadata.put(kv.getKey(), Json.string(kv.getValue(), "corrupt safetensors header: __metadata__ value " + MlaException.quote(kv.getKey())));
+                    metadata.put(kv.getKey(), Json.string(kv.getValue(), "corrupt safetensors header: __metadata__ value " + Messages.quote(kv.getKey())));
                 }
                 continue;
             }
@@ -184,8 +185,8 @@ public final class SafeTensorsFile implements TensorSource {
         TensorInfo previous = null;
         for (TensorInfo t : byOffset) {
             if (t.begin() != expected) {
-                String where = previous == null ? "the data section starts at 0" : "tensor " + MlaException.quote(previous.name()) + " ends at " + expected;
-                throw new MlaException("corrupt safetensors header: tensor " + MlaException.quote(t.name()) + " starts at byte " + t.begin() + " but "
+                String where = previous == null ? "the data section starts at 0" : "tensor " + Messages.quote(previous.name()) + " ends at " + expected;
+                throw new MlaException("corrupt safetensors header: tensor " + Messages.quote(t.name()) + " starts at byte " + t.begin() + " but "
                         + where + (t.begin() < expected ? " (overlap)" : " (a gap)"));
             }
             expected = t.end();
@@ -199,13 +200,13 @@ public final class SafeTensorsFile implements TensorSource {
     }
 
     private static TensorInfo parseTensor(String name, JsonElement e, long dataSize) {
-        String where = "corrupt safetensors header: tensor " + MlaException.quote(name) + ": ";
+        String where = "corrupt safetensors header: tensor " + Messages.quote(name) + ": ";
         if (!e.isJsonObject()) throw new MlaException(where + "expected an object with dtype, shape, data_offsets, found " + Json.describe(e));
         JsonObject o = e.getAsJsonObject();
         if (name.startsWith("__") && !o.has("data_offsets")) {
             // a reserved-looking key that is not __metadata__ and no tensor (no data_offsets): most likely that key
             // damaged, so say so rather than judging its fields as a tensor's (a tensor may be named "__x")
-            throw new MlaException("corrupt safetensors header: unknown key " + MlaException.quote(name) + " (the only key that is not a tensor is "
+            throw new MlaException("corrupt safetensors header: unknown key " + Messages.quote(name) + " (the only key that is not a tensor is "
                     + "__metadata__)");
         }
         String dtypeName = Json.string(o.get("dtype"), where + "dtype");
@@ -221,7 +222,7 @@ public final class SafeTensorsFile implements TensorSource {
         long bytes = dtype.bytes;
         for (long d : shape) {
             bytes = d == 0 || bytes == 0 ? 0 : bytes > Long.MAX_VALUE / d ? -1 : bytes * d;
-            if (bytes < 0) throw new MlaException(where + "shape " + MlaException.shape(shape) + " is too large");
+            if (bytes < 0) throw new MlaException(where + "shape " + Messages.shape(shape) + " is too large");
         }
         if (off[0] > off[1] || off[1] > dataSize) {
             throw new MlaException(where + "data_offsets [" + off[0] + ", " + off[1] + "] out of range: the data section holds "
@@ -229,7 +230,7 @@ public final class SafeTensorsFile implements TensorSource {
         }
         if (off[1] - off[0] != bytes) {
             throw new MlaException(where + "data_offsets [" + off[0] + ", " + off[1] + "] hold " + (off[1] - off[0])
-                    + " bytes, expected " + bytes + " for " + dtype + " " + MlaException.shape(shape));
+                    + " bytes, expected " + bytes + " for " + dtype + " " + Messages.shape(shape));
         }
         return new TensorInfo(name, dtype, shape, off[0], off[1]);
     }
@@ -267,9 +268,9 @@ public final class SafeTensorsFile implements TensorSource {
     public float[] readFloats(String name) {
         TensorInfo t = tensor(name);
         long n = t.numel();
-        if (n > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + MlaException.quote(name) + " " + t.shapeString() + " is too large for one Java array");
+        if (n > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + Messages.quote(name) + " " + t.shapeString() + " is too large for one Java array");
         if (!t.dtype().isFloat()) {
-            throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + t.dtype()
+            throw new MlaException("tensor " + Messages.quote(name) + ": dtype " + t.dtype()
                     + " cannot be read as floats (expected F32, BF16, F16 or F64)");
         }
         float[] out = new float[(int) n];
@@ -304,20 +305,20 @@ public final class SafeTensorsFile implements TensorSource {
         try {
             size = channel.size();
         } catch (IOException e) {
-            throw new MlaException("cannot read " + path + ": " + MlaException.reason(e), e);
+            throw new MlaException("cannot read " + path + ": " + Messages.reason(e), e);
         }
         if (size < dataStart + t.end()) {
             throw new MlaException(path + ": the file changed while it was open: it holds " + size + " bytes, tensor "
-                    + MlaException.quote(name) + " ends at byte " + (dataStart + t.end()) + " (truncated by another writer?); open it again");
+                    + Messages.quote(name) + " ends at byte " + (dataStart + t.end()) + " (truncated by another writer?); open it again");
         }
         try {
             return read.get();
         } catch (InternalError e) {            // cut between the size check and the read
             throw new MlaException(path + ": the file changed while it was open (truncated by another writer?) reading tensor "
-                    + MlaException.quote(name) + "; open it again", e);
+                    + Messages.quote(name) + "; open it again", e);
         } catch (IllegalStateException e) {
             if (arena.scope().isAlive()) throw e;
-            throw new MlaException(path + ": read of tensor " + MlaException.quote(name) + " after the file was closed", e);
+            throw new MlaException(path + ": read of tensor " + Messages.quote(name) + " after the file was closed", e);
         }
     }
 
@@ -334,10 +335,10 @@ public final class SafeTensorsFile implements TensorSource {
         Objects.requireNonNull(expected, "expected");
         TensorInfo t = tensor(name);
         if (t.dtype() != expected) {
-            throw new MlaException("tensor " + MlaException.quote(name) + ": expected dtype " + expected + ", found " + t.dtype());
+            throw new MlaException("tensor " + Messages.quote(name) + ": expected dtype " + expected + ", found " + t.dtype());
         }
         if (expected.bytes != 1 || expected == DType.BOOL) throw new MlaException("readBytes reads one-byte numbers, not " + expected);
-        if (t.end() - t.begin() > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + MlaException.quote(name) + " is too large for one Java array");
+        if (t.end() - t.begin() > Integer.MAX_VALUE - 8) throw new MlaException("tensor " + Messages.quote(name) + " is too large for one Java array");
         return mapped(name, () -> data.asSlice(t.begin(), t.end() - t.begin()).toArray(ValueLayout.JAVA_BYTE));
     }
 
@@ -362,7 +363,7 @@ public final class SafeTensorsFile implements TensorSource {
         Objects.requireNonNull(name, "name");
         requireOpen();
         TensorInfo t = tensors.get(name);
-        if (t == null) throw new MlaException(path + ": no tensor " + MlaException.quote(name));
+        if (t == null) throw new MlaException(path + ": no tensor " + Messages.quote(name));
         return t;
     }
 

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
@@ -50,7 +51,7 @@ public final class SafeTensorsWriter {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(data, "data");
         if (dtype != DType.F32 && dtype != DType.BF16 && dtype != DType.F16)
-            throw new MlaException("tensor " + MlaException.quote(name) + ": can write F32, BF16 or F16, not " + dtype);
+            throw new MlaException("tensor " + Messages.quote(name) + ": can write F32, BF16 or F16, not " + dtype);
         check(name, shape, data.length);
         entries.add(new Entry(name, dtype, shape.clone(), data, null));
         return this;
@@ -61,7 +62,7 @@ public final class SafeTensorsWriter {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(data, "data");
         if (dtype.bytes != 1 || dtype.isFloat() || dtype == DType.BOOL)
-            throw new MlaException("tensor " + MlaException.quote(name) + ": raw bytes are I8, U8, F8_E4M3 or F8_E5M2, not " + dtype);
+            throw new MlaException("tensor " + Messages.quote(name) + ": raw bytes are I8, U8, F8_E4M3 or F8_E5M2, not " + dtype);
         check(name, shape, data.length);
         entries.add(new Entry(name, dtype, shape.clone(), null, data));
         return this;
@@ -73,14 +74,14 @@ public final class SafeTensorsWriter {
         if (name.equals("__metadata__")) throw new MlaException("tensor name '__metadata__' is reserved by the format");
         long n = 1;
         for (long d : shape) {
-            if (d < 0) throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " has a negative dimension");
+            if (d < 0) throw new MlaException("tensor " + Messages.quote(name) + ": shape " + Messages.shape(shape) + " has a negative dimension");
             n = d == 0 || n == 0 ? 0 : n > Long.MAX_VALUE / d ? -1 : n * d;
-            if (n < 0) throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " is too large");
+            if (n < 0) throw new MlaException("tensor " + Messages.quote(name) + ": shape " + Messages.shape(shape) + " is too large");
         }
         if (n != length)
-            throw new MlaException("tensor " + MlaException.quote(name) + ": shape " + MlaException.shape(shape) + " holds " + n + " numbers, data has " + length);
+            throw new MlaException("tensor " + Messages.quote(name) + ": shape " + Messages.shape(shape) + " holds " + n + " numbers, data has " + length);
         for (Entry e : entries) {
-            if (e.name.equals(name)) throw new MlaException("tensor " + MlaException.quote(name) + " added twice");
+            if (e.name.equals(name)) throw new MlaException("tensor " + Messages.quote(name) + " added twice");
         }
     }
 

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import org.tornadomla.MlaException;
@@ -50,7 +51,7 @@ public final class ShardedSafeTensors implements TensorSource {
         Map<String, Path> map = new LinkedHashMap<>();
         Map<String, Path> checked = new LinkedHashMap<>();
         for (Map.Entry<String, JsonElement> e : ((JsonObject) wm).entrySet()) {
-            String file = Json.string(e.getValue(), index + ": weight_map entry " + MlaException.quote(e.getKey()));
+            String file = Json.string(e.getValue(), index + ": weight_map entry " + Messages.quote(e.getKey()));
             Path shard = checked.get(file);
             if (shard == null) {
                 shard = resolveShard(index, dir, roots, file);
@@ -66,12 +67,12 @@ public final class ShardedSafeTensors implements TensorSource {
         try {
             return List.of(dir.toRealPath(), index.toRealPath().getParent());
         } catch (IOException e) {
-            throw new MlaException("cannot read index " + index + ": " + MlaException.reason(e), e);
+            throw new MlaException("cannot read index " + index + ": " + Messages.reason(e), e);
         }
     }
 
     private static Path resolveShard(Path index, Path dir, List<Path> roots, String file) {
-        String where = index + ": shard " + MlaException.quote(file) + " listed in weight_map ";
+        String where = index + ": shard " + Messages.quote(file) + " listed in weight_map ";
         Path rel;
         try {
             rel = Path.of(file);
@@ -89,7 +90,7 @@ public final class ShardedSafeTensors implements TensorSource {
         try {
             real = shard.toRealPath();
         } catch (IOException e) {
-            throw new MlaException(where + "cannot be read: " + MlaException.reason(e), e);
+            throw new MlaException(where + "cannot be read: " + Messages.reason(e), e);
         }
         if (roots.stream().noneMatch(real::startsWith)) {
             throw new MlaException(where + "is a link to " + real + ", outside the index's folder");
@@ -102,7 +103,7 @@ public final class ShardedSafeTensors implements TensorSource {
         Path file = weightMap.get(name);
         if (file == null) return null;
         SafeTensorsFile f = shards.computeIfAbsent(file, SafeTensorsFile::open);
-        if (f.info(name) == null) throw new MlaException("index maps tensor " + MlaException.quote(name) + " to " + file + ", which has no such tensor");
+        if (f.info(name) == null) throw new MlaException("index maps tensor " + Messages.quote(name) + " to " + file + ", which has no such tensor");
         return f;
     }
 
@@ -120,14 +121,14 @@ public final class ShardedSafeTensors implements TensorSource {
     @Override
     public float[] readFloats(String name) {
         SafeTensorsFile f = shard(name);
-        if (f == null) throw new MlaException("no tensor " + MlaException.quote(name) + " in the index's weight_map");
+        if (f == null) throw new MlaException("no tensor " + Messages.quote(name) + " in the index's weight_map");
         return f.readFloats(name);
     }
 
     @Override
     public byte[] readBytes(String name, DType expected) {
         SafeTensorsFile f = shard(name);
-        if (f == null) throw new MlaException("no tensor " + MlaException.quote(name) + " in the index's weight_map");
+        if (f == null) throw new MlaException("no tensor " + Messages.quote(name) + " in the index's weight_map");
         return f.readBytes(name, expected);
     }
 

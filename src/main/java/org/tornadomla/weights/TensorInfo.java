@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.util.Arrays;
@@ -27,19 +28,19 @@ public record TensorInfo(String name, DType dtype, long[] shape, long begin, lon
 
     /** The shape as {@code [a, b]}. */
     public String shapeString() {
-        return MlaException.shape(shape);
+        return Messages.shape(shape);
     }
 
     /** Throws naming the tensor, the expected and the found shape unless the shape is {@code expected}. */
     public void requireShape(long... expected) {
         if (!Arrays.equals(shape, expected)) {
-            throw new MlaException("tensor " + MlaException.quote(name) + ": expected shape " + MlaException.shape(expected)
+            throw new MlaException("tensor " + Messages.quote(name) + ": expected shape " + Messages.shape(expected)
                     + ", found " + shapeString());
         }
     }
 
     @Override
     public String toString() {
-        return MlaException.quote(name) + " " + dtype + " " + shapeString();
+        return Messages.quote(name) + " " + dtype + " " + shapeString();
     }
 }

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.nio.file.Files;
@@ -25,7 +26,7 @@ public interface TensorSource extends AutoCloseable {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(shape, "shape");
         TensorInfo info = info(name);
-        if (info == null) throw new MlaException("missing tensor " + MlaException.quote(name) + " (expected shape " + MlaException.shape(shape) + ")");
+        if (info == null) throw new MlaException("missing tensor " + Messages.quote(name) + " (expected shape " + Messages.shape(shape) + ")");
         info.requireShape(shape);
         return readFloats(name);
     }

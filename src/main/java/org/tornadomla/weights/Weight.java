@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.graph.KernelGraph;
@@ -81,7 +82,7 @@ public final class Weight {
         long[] s = checkShape(name, shape, values.length);
         for (int i = 0; i < values.length; i++) {
             if (!Float.isFinite(values[i])) {
-                throw new MlaException("weight " + MlaException.quote(name) + " holds " + values[i] + " at " + index(s, i) + "; weights must be finite");
+                throw new MlaException("weight " + Messages.quote(name) + " holds " + values[i] + " at " + index(s, i) + "; weights must be finite");
             }
         }
         return new Weight(name, s, WeightDtype.F32, values, null, null, null);
@@ -91,7 +92,7 @@ public final class Weight {
         long[] s = checkShape(name, shape, bits.length);
         for (int i = 0; i < bits.length; i++) {
             if ((bits[i] & 0x7F80) == 0x7F80) {
-                throw new MlaException("weight " + MlaException.quote(name) + " holds " + Bf16Bits.decode(bits[i]) + " at " + index(s, i)
+                throw new MlaException("weight " + Messages.quote(name) + " holds " + Bf16Bits.decode(bits[i]) + " at " + index(s, i)
                         + " as bf16; weights must be finite");
             }
         }
@@ -102,19 +103,19 @@ public final class Weight {
         long[] s = checkShape(name, new long[] {rows, cols}, codes.length);
         long[] scaleShape = scaleShape(rows, cols);
         if (scales.length != scaleShape[0] * scaleShape[1]) {
-            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(s) + ": expected "
-                    + MlaException.shape(scaleShape) + " block scales (" + scaleShape[0] * scaleShape[1] + "), found " + scales.length);
+            throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(s) + ": expected "
+                    + Messages.shape(scaleShape) + " block scales (" + scaleShape[0] * scaleShape[1] + "), found " + scales.length);
         }
         for (int i = 0; i < codes.length; i++) {
             if ((codes[i] & 0x7F) == 0x7F) {
-                throw new MlaException("weight " + MlaException.quote(name) + " holds the e4m3 NaN code 0x" + Integer.toHexString(codes[i] & 0xFF)
+                throw new MlaException("weight " + Messages.quote(name) + " holds the e4m3 NaN code 0x" + Integer.toHexString(codes[i] & 0xFF)
                         + " at " + index(s, i) + "; weights must be finite");
             }
         }
         for (int i = 0; i < scales.length; i++) {
             float v = scales[i];
             if (!(v >= 0) || !Float.isFinite(v * Fp8.MAX)) {
-                throw new MlaException("weight " + MlaException.quote(name) + ": block scale " + v + " at " + index(scaleShape, i)
+                throw new MlaException("weight " + Messages.quote(name) + ": block scale " + v + " at " + index(scaleShape, i)
                         + " must be finite, not negative and at most " + Float.MAX_VALUE / Fp8.MAX + " (448·scale must be a finite float)");
             }
         }
@@ -131,19 +132,19 @@ public final class Weight {
         Objects.requireNonNull(src, "src");
         Objects.requireNonNull(name, "name");
         TensorInfo info = src.info(name);
-        if (info == null) throw new MlaException("missing tensor " + MlaException.quote(name) + " (expected shape " + MlaException.shape(shape) + ")");
+        if (info == null) throw new MlaException("missing tensor " + Messages.quote(name) + " (expected shape " + Messages.shape(shape) + ")");
         info.requireShape(shape);
         if (info.dtype() == DType.F8_E4M3) {
-            if (shape.length != 2) throw new MlaException("tensor " + MlaException.quote(name) + ": F8_E4M3 with block scales needs a matrix, found " + info.shapeString());
+            if (shape.length != 2) throw new MlaException("tensor " + Messages.quote(name) + ": F8_E4M3 with block scales needs a matrix, found " + info.shapeString());
             return ofFp8(name, shape[0], shape[1], src.readBytes(name, DType.F8_E4M3), readScales(src, name, info));
         }
         if (!info.dtype().isFloat()) {
-            throw new MlaException("tensor " + MlaException.quote(name) + ": dtype " + info.dtype()
+            throw new MlaException("tensor " + Messages.quote(name) + ": dtype " + info.dtype()
                     + " is not read (expected F8_E4M3 with block scales, or F32, BF16, F16, F64)");
         }
         if (src.info(name + "_scale_inv") != null) {
-            throw new MlaException("tensor " + MlaException.quote(name + "_scale_inv") + ": block scales belong to F8_E4M3 weights, but "
-                    + MlaException.quote(name) + " is " + info.dtype() + " (a partly converted checkpoint?)");
+            throw new MlaException("tensor " + Messages.quote(name + "_scale_inv") + ": block scales belong to F8_E4M3 weights, but "
+                    + Messages.quote(name) + " is " + info.dtype() + " (a partly converted checkpoint?)");
         }
         return ofF32(name, shape, src.readFloats(name));
     }
@@ -152,12 +153,12 @@ public final class Weight {
         String sn = name + "_scale_inv";
         long[] shape = weight.shape(), expected = scaleShape(shape[0], shape[1]);
         TensorInfo s = src.info(sn);
-        String of = " (128x128 block scales of F8_E4M3 weight " + MlaException.quote(name) + " " + weight.shapeString() + ")";
-        if (s == null) throw new MlaException("missing tensor " + MlaException.quote(sn) + ": expected F32 " + MlaException.shape(expected) + of);
+        String of = " (128x128 block scales of F8_E4M3 weight " + Messages.quote(name) + " " + weight.shapeString() + ")";
+        if (s == null) throw new MlaException("missing tensor " + Messages.quote(sn) + ": expected F32 " + Messages.shape(expected) + of);
         if (!java.util.Arrays.equals(s.shape(), expected)) {
-            throw new MlaException("tensor " + MlaException.quote(sn) + ": expected shape " + MlaException.shape(expected) + of + ", found " + s.shapeString());
+            throw new MlaException("tensor " + Messages.quote(sn) + ": expected shape " + Messages.shape(expected) + of + ", found " + s.shapeString());
         }
-        if (s.dtype() != DType.F32) throw new MlaException("tensor " + MlaException.quote(sn) + ": expected dtype F32" + of + ", found " + s.dtype());
+        if (s.dtype() != DType.F32) throw new MlaException("tensor " + Messages.quote(sn) + ": expected dtype F32" + of + ", found " + s.dtype());
         return src.readFloats(sn);
     }
 
@@ -170,14 +171,14 @@ public final class Weight {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(shape, "shape");
         long[] s = shape.clone();
-        if (s.length < 1 || s.length > 2) throw new MlaException("weight " + MlaException.quote(name) + ": expected a matrix or a vector, found shape " + MlaException.shape(s));
+        if (s.length < 1 || s.length > 2) throw new MlaException("weight " + Messages.quote(name) + ": expected a matrix or a vector, found shape " + Messages.shape(s));
         long n = 1;
         for (long d : s) {
-            if (d < 1) throw new MlaException("weight " + MlaException.quote(name) + ": shape " + MlaException.shape(s) + " has a dimension < 1");
+            if (d < 1) throw new MlaException("weight " + Messages.quote(name) + ": shape " + Messages.shape(s) + " has a dimension < 1");
             n = d > Memory.MAX_ARRAY || n > Memory.MAX_ARRAY / d ? Long.MAX_VALUE : n * d;
         }
         if (n != length) {
-            throw new MlaException("weight " + MlaException.quote(name) + ": expected shape " + MlaException.shape(s) + " (" + n
+            throw new MlaException("weight " + Messages.quote(name) + ": expected shape " + Messages.shape(s) + " (" + n
                     + " numbers), found " + length + " numbers");
         }
         return s;
@@ -248,7 +249,7 @@ public final class Weight {
         Objects.requireNonNull(target, "target");
         if (target == dtype) return this;
         if (target == WeightDtype.FP8 && shape.length != 2) {
-            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + ": FP8 block scales need a matrix");
+            throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(shape) + ": FP8 block scales need a matrix");
         }
         Memory.require((long) numbers() * (4 + target.bytesPerNumber), "converting weight " + name + " to " + target);
         float[] v = toFloats();
@@ -259,7 +260,7 @@ public final class Weight {
                 for (int i = 0; i < v.length; i++) {
                     b[i] = Bf16Bits.encode(v[i]);
                     if ((b[i] & 0x7F80) == 0x7F80) {
-                        throw new MlaException("weight " + MlaException.quote(name) + " holds " + v[i] + " at " + index(shape, i) + ", beyond bf16's range");
+                        throw new MlaException("weight " + Messages.quote(name) + " holds " + v[i] + " at " + index(shape, i) + ", beyond bf16's range");
                     }
                 }
                 yield new Weight(name, shape, WeightDtype.BF16, null, b, null, null);
@@ -348,14 +349,14 @@ public final class Weight {
 
     private void checkRange(String what, long from, long to, int n) {
         if (from < 0 || to > n || from >= to) {
-            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + ": " + what + " [" + from + ", " + to
+            throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(shape) + ": " + what + " [" + from + ", " + to
                     + ") are not a non-empty range of 0 … " + n);
         }
     }
 
     private void requireBlockStart(String what, int at) {
         if (at % Fp8.WEIGHT_BLOCK != 0) {
-            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + " is FP8 with 128x128 block scales: a slice from "
+            throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(shape) + " is FP8 with 128x128 block scales: a slice from "
                     + what + " " + at + " would cut a scale block (it must start at a multiple of 128)");
         }
     }
@@ -374,7 +375,7 @@ public final class Weight {
 
     @Override
     public String toString() {
-        return MlaException.quote(name) + " " + dtype + " " + MlaException.shape(shape);
+        return Messages.quote(name) + " " + dtype + " " + Messages.shape(shape);
     }
 
     // ------------------------------------------------------------------ in a kernel graph
@@ -397,7 +398,7 @@ public final class Weight {
     }
 
     private void requireMatrix() {
-        if (shape.length != 2) throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + " is not a matrix");
+        if (shape.length != 2) throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(shape) + " is not a matrix");
     }
 
     private static void requireLength(String what, float[] a, long expected) {
@@ -478,7 +479,7 @@ public final class Weight {
 
     private int checkKvB(int heads, int dn, int dv) {
         if ((long) heads * (dn + dv) != rows()) {
-            throw new MlaException("weight " + MlaException.quote(name) + " " + MlaException.shape(shape) + " is not kv_b_proj for "
+            throw new MlaException("weight " + Messages.quote(name) + " " + Messages.shape(shape) + " is not kv_b_proj for "
                     + heads + " heads of d_n " + dn + " + d_v " + dv);
         }
         return cols();

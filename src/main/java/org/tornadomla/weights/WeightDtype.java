@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Messages;
 import org.tornadomla.MlaException;
 
 import java.util.Locale;
@@ -35,7 +36,7 @@ public enum WeightDtype {
             case "f32", "fp32", "float32" -> F32;
             case "bf16", "bfloat16" -> BF16;
             case "fp8", "f8", "e4m3" -> FP8;
-            default -> throw new MlaException("unknown weights dtype " + MlaException.quote(s) + " (expected f32, bf16 or fp8)");
+            default -> throw new MlaException("unknown weights dtype " + Messages.quote(s) + " (expected f32, bf16 or fp8)");
         };
     }
 

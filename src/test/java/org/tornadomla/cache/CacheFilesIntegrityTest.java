@@ -1,5 +1,6 @@
 package org.tornadomla.cache;
 
+import org.tornadomla.internal.Messages;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.tornadomla.MlaException;
@@ -79,7 +80,7 @@ class CacheFilesIntegrityTest {
     /** The format and the identity of {@link #weights}' caches, as an export writes them. */
     private SafeTensorsWriter identity(SafeTensorsWriter w) {
         CacheIdentity id = CacheIdentity.of(weights);
-        return w.metadata("format", CacheFiles.FORMAT).metadata("config", c.toJson()).metadata("config_sha256", CacheFiles.configHash(c))
+        return w.metadata("format", CacheFiles.FORMAT).metadata("config", c.toJson()).metadata("config_sha256", CacheIdentity.configHash(c))
                 .metadata("layer", Integer.toString(id.layer())).metadata("weights_sha256", id.weightsSha256());
     }
 
@@ -176,7 +177,7 @@ class CacheFilesIntegrityTest {
         assertEquals(N, target.length(0));
         for (String key : new String[] {"crc32c.extra", "crc32c.kv_cache_int8", "comment", "crc32c."}) {
             String m = refused(handMade(key + ".safetensors", CacheDtype.F32, ok.get().metadata(key, "00000000")), CacheDtype.F32);
-            assertTrue(m.contains("unexpected metadata key " + org.tornadomla.MlaException.quote(key)), m);
+            assertTrue(m.contains("unexpected metadata key " + org.tornadomla.internal.Messages.quote(key)), m);
         }
     }
 }

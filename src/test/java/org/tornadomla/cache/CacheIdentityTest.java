@@ -84,7 +84,7 @@ class CacheIdentityTest {
         assertEquals(3, w.layer());
         assertEquals(3, id.layer());
         assertEquals(c, id.config());
-        assertEquals(CacheFiles.configHash(c), id.configSha256());
+        assertEquals(CacheIdentity.configHash(c), id.configSha256());
         assertEquals(expectedDigest(w.kvA().shape(), w.kvA().toFloats(), w.kvANorm().toFloats()), id.weightsSha256());
         assertEquals(0, MlaWeights.random(c, 5).layer());
         assertEquals(new CacheIdentity(c, 0, id.weightsSha256()), CacheIdentity.of(MlaWeights.random(c, 5)), "the same values, layer 0");
@@ -156,8 +156,8 @@ class CacheIdentityTest {
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
             assertEquals("tornado-mla/latent-cache/3", meta.get("format"));
-            assertEquals(CacheFiles.configHash(lite), meta.get("config_sha256"));
-            assertNotEquals(CacheFiles.configHash(v3), meta.get("config_sha256"));
+            assertEquals(CacheIdentity.configHash(lite), meta.get("config_sha256"));
+            assertNotEquals(CacheIdentity.configHash(v3), meta.get("config_sha256"));
             assertEquals(lite, MlaConfig.fromJson(meta.get("config")));
             assertEquals("0", meta.get("layer"));
             assertEquals(layer.identity().weightsSha256(), meta.get("weights_sha256"));
@@ -257,7 +257,7 @@ class CacheIdentityTest {
     void aFormat2FileIsRefused() {
         int n = 3, dc = c.kvLoraRank(), dr = c.qkRopeHeadDim();
         Path v2 = dir.resolve("v2.safetensors");
-        new SafeTensorsWriter().checksums().metadata("format", "tornado-mla/latent-cache/2").metadata("config_sha256", CacheFiles.configHash(c))
+        new SafeTensorsWriter().checksums().metadata("format", "tornado-mla/latent-cache/2").metadata("config_sha256", CacheIdentity.configHash(c))
                 .metadata("dtype", "f32").metadata("length", Integer.toString(n))
                 .add("kv_cache", new long[] {n, dc}, TestData.gaussian(1, n * dc)).add("pe_cache", new long[] {n, dr}, TestData.gaussian(2, n * dr)).write(v2);
         LatentCache unbound = new LatentCache(c, 1, 8, CacheDtype.F32), bound = new MlaLayer(MlaWeights.random(c, 1)).newCache(1, 8, CacheDtype.F32);

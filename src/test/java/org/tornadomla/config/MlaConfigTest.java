@@ -1,5 +1,6 @@
 package org.tornadomla.config;
 
+import org.tornadomla.cache.CacheIdentity;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 
@@ -64,8 +65,8 @@ class MlaConfigTest {
         assertEquals("invalid config: quantization_config must be an object or null, found the string 'fp8'",
                 refused(V3.replace(q, "\"quantization_config\": \"fp8\",")));
         // the quantization does not change what a cache holds: cache files of both configs are interchangeable
-        assertEquals(org.tornadomla.cache.CacheFiles.configHash(MlaConfig.fromJson(V3)),
-                org.tornadomla.cache.CacheFiles.configHash(MlaConfig.fromJson(V3.replace(q, ""))));
+        assertEquals(org.tornadomla.cache.CacheIdentity.configHash(MlaConfig.fromJson(V3)),
+                org.tornadomla.cache.CacheIdentity.configHash(MlaConfig.fromJson(V3.replace(q, ""))));
         assertEquals(MlaConfig.deepseekV3(), MlaConfig.fromJson(MlaConfig.deepseekV3().toJson()));
     }
 

@@ -1,5 +1,6 @@
 package org.tornadomla.config;
 
+import org.tornadomla.cache.CacheIdentity;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 
@@ -99,9 +100,9 @@ class SparseConfigTest {
         String json = MlaConfig.deepseekV32().toJson();
         assertTrue(json.contains("\"model_type\": \"deepseek_v32\""), json);
         // the config hash leaves out quantization_config, so ue8m0 is also written at the top: it changes the indexer's keys
-        String ue8m0 = org.tornadomla.cache.CacheFiles.configHash(MlaConfig.deepseekV32());
-        String plain = org.tornadomla.cache.CacheFiles.configHash(MlaConfig.deepseekV32().withIndexer(new IndexerConfig(64, 128, 2048, false, false)));
-        String dense = org.tornadomla.cache.CacheFiles.configHash(MlaConfig.deepseekV3());
+        String ue8m0 = org.tornadomla.cache.CacheIdentity.configHash(MlaConfig.deepseekV32());
+        String plain = org.tornadomla.cache.CacheIdentity.configHash(MlaConfig.deepseekV32().withIndexer(new IndexerConfig(64, 128, 2048, false, false)));
+        String dense = org.tornadomla.cache.CacheIdentity.configHash(MlaConfig.deepseekV3());
         assertEquals(3, java.util.Set.of(ue8m0, plain, dense).size());
         // copies keep the indexer
         assertEquals(MlaConfig.deepseekV32().indexer(), MlaConfig.deepseekV32().withHeads(16).withHiddenSize(64).withFp8Weights(false).indexer());

@@ -4,7 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
 import org.tornadomla.cache.CacheDtype;
-import org.tornadomla.cache.CacheFiles;
+import org.tornadomla.cache.CacheIdentity;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The key chain: its bytes as documented, and which keys two sequences share. */
 class BlockKeysTest {
-    static final String CONFIG = CacheFiles.configHash(TestData.small());
+    static final String CONFIG = CacheIdentity.configHash(TestData.small());
     final BlockKeys keys = new BlockKeys(BlockKeys.PREFIX, "test-model", CONFIG, CacheDtype.BF16, 4);
 
     static int[] tokens(long seed, int n) {
@@ -92,7 +92,7 @@ class BlockKeysTest {
         String k = keys.chain(t, 0).get(0).name();
         assertNotEquals(k, keys.chain(t, 1).get(0).name());
         assertNotEquals(k, new BlockKeys(BlockKeys.PREFIX, "other-model", CONFIG, CacheDtype.BF16, 4).chain(t, 0).get(0).name());
-        assertNotEquals(k, new BlockKeys(BlockKeys.PREFIX, "test-model", CacheFiles.configHash(TestData.yarn()), CacheDtype.BF16, 4).chain(t, 0).get(0).name());
+        assertNotEquals(k, new BlockKeys(BlockKeys.PREFIX, "test-model", CacheIdentity.configHash(TestData.yarn()), CacheDtype.BF16, 4).chain(t, 0).get(0).name());
         assertNotEquals(k, new BlockKeys(BlockKeys.PREFIX, "test-model", CONFIG, CacheDtype.FP8, 4).chain(t, 0).get(0).name());
         assertEquals(k, new BlockKeys(BlockKeys.PREFIX, "test-model", CONFIG, CacheDtype.BF16, 4).chain(t, 0).get(0).name(), "deterministic");
         assertTrue(k.matches("mla:v1:[0-9a-f]{64}"), k);

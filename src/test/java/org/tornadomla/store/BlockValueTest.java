@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The value format: its bytes as documented, and every way a value can be wrong is a one-line error naming it. */
 class BlockValueTest {
     final MlaConfig c = TestData.small();   // d_c 32, d_r 8
-    final byte[] sha = HexFormat.of().parseHex(CacheFiles.configHash(c));
+    final byte[] sha = HexFormat.of().parseHex(CacheIdentity.configHash(c));
     /** The weights' digest the values carry: SHA-256 of a name (any 32 bytes do). */
     static final byte[] WEIGHTS = sha256("weights of BlockValueTest");
 
@@ -50,7 +50,7 @@ class BlockValueTest {
     }
 
     BlockKeys.Key key(CacheDtype dt, int layer) {
-        return new BlockKeys(BlockKeys.PREFIX, "m", CacheFiles.configHash(c), dt, 4).chain(new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, layer).get(1);
+        return new BlockKeys(BlockKeys.PREFIX, "m", CacheIdentity.configHash(c), dt, 4).chain(new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, layer).get(1);
     }
 
     BlockValue.Expected expected(CacheDtype dt, int layer) {
@@ -134,7 +134,7 @@ class BlockValueTest {
     @Test
     void foreignConfigWrongDtypeLayerOrKeyAreRefused() {
         byte[] v = BlockValue.encode(id(1), key(CacheDtype.BF16, 1), rows(CacheDtype.BF16));
-        byte[] otherSha = HexFormat.of().parseHex(CacheFiles.configHash(TestData.noQLora()));
+        byte[] otherSha = HexFormat.of().parseHex(CacheIdentity.configHash(TestData.noQLora()));
         String m = refused(v, new BlockValue.Expected(otherSha, WEIGHTS, CacheDtype.BF16, c.kvLoraRank(), c.qkRopeHeadDim(), 1, key(CacheDtype.BF16, 1)));
         assertTrue(m.contains("made for another config"), m);
         m = refused(v, new BlockValue.Expected(sha, WEIGHTS, CacheDtype.FP8, c.kvLoraRank(), c.qkRopeHeadDim(), 1, key(CacheDtype.BF16, 1)));
