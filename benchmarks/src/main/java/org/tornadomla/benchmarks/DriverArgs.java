@@ -80,6 +80,16 @@ public final class DriverArgs {
         return 0;
     }
 
+    /** The attention path named {@code name} (path='s value), or the driver's usage error. */
+    public org.tornadomla.attention.AttentionPath path(String name) {
+        try {
+            return org.tornadomla.attention.AttentionPath.parse(name);
+        } catch (RuntimeException e) {
+            fail(e.getMessage());
+            return null;
+        }
+    }
+
     /** One line on standard error naming the mistake, and exit code 2 (a usage error). */
     public void fail(String message) {
         System.err.println(driver + ": " + message + "; " + usageLine());

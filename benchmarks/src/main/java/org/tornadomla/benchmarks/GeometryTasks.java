@@ -47,7 +47,7 @@ public final class GeometryTasks {
         path = a.text("path", path);
         geometries = a.text("geometries", geometries);
         splits = a.integer("splits", splits, 0);
-        AttentionOptions opt = new AttentionOptions(path(a, path), AttentionOptions.DEFAULT_TILE, splits);
+        AttentionOptions opt = new AttentionOptions(a.path(path), AttentionOptions.DEFAULT_TILE, splits);
         String[] names = geometries.split(",");
         try (FastExecutor fast = new FastExecutor()) {
             List<KernelGraph> graphs = new ArrayList<>();
@@ -126,15 +126,5 @@ public final class GeometryTasks {
         long[] s = a.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
-    }
-
-    /** The path named by path=, or the driver's usage error. */
-    private static AttentionPath path(DriverArgs a, String name) {
-        try {
-            return AttentionPath.parse(name);
-        } catch (RuntimeException e) {
-            a.fail(e.getMessage());
-            return null;
-        }
     }
 }

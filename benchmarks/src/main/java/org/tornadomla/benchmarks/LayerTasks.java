@@ -46,7 +46,7 @@ public final class LayerTasks {
         path = a.text("path", path);
         MlaConfig c = MlaConfig.deepseekV3();
         MlaWeights f32 = MlaWeights.random(c, 1);
-        AttentionOptions opt = AttentionOptions.of(path(a, path));
+        AttentionOptions opt = AttentionOptions.of(a.path(path));
         String[] forms = weights.split(",");
         try (FastExecutor fast = new FastExecutor()) {
             List<MlaLayer> layers = new java.util.ArrayList<>();
@@ -129,15 +129,5 @@ public final class LayerTasks {
         long[] s = a.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
-    }
-
-    /** The path named by path=, or the driver's usage error. */
-    private static AttentionPath path(DriverArgs a, String name) {
-        try {
-            return AttentionPath.parse(name);
-        } catch (RuntimeException e) {
-            a.fail(e.getMessage());
-            return null;
-        }
     }
 }
