@@ -123,6 +123,15 @@ public final class Charts {
         return name.isEmpty() ? System.getProperty("os.arch") : name;
     }
 
+    /**
+     * This CPU for a CSV's device column and the like: its model, family and model numbers where the OS gives them, and
+     * the CPUs this JVM sees ("AMD EPYC (family 26 model 2) 2 CPUs").
+     */
+    public static String cpu() {
+        String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
+        return cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")") + " " + Runtime.getRuntime().availableProcessors() + " CPUs";
+    }
+
     /** Where a chart's figures were measured: "AMD EPYC, 2 CPUs, 2026-12-07" (UTC), for its subtitle. */
     public static String machine() {
         return cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " CPUs, " + java.time.LocalDate.now(java.time.ZoneOffset.UTC);

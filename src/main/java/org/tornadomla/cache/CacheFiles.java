@@ -176,8 +176,8 @@ public final class CacheFiles {
         CacheIdentity fileId;
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
             Map<String, String> meta = f.metadata();
-            checkFormat(file, meta);
-            fileId = identity(file, meta);
+            Contents contents = contents(file, meta);
+            fileId = contents.identity();
             MlaConfig config = fileId.config();
             if (config.sparse() != cache.sparse()) {
                 throw new MlaException(file + ": " + (config.sparse() ? "a sparse cache's file (with the indexer's keys), the target cache is dense"
@@ -190,10 +190,10 @@ public final class CacheFiles {
             if (cache.identity() != null) {                               // checked again under the lock
                 CacheIdentity.requireSame(cache.identity(), fileId, file + ": the file's cache", "the target cache's");
             }
-            if (!cache.dtype().toString().equals(meta.get("dtype"))) {
-                throw new MlaException(file + ": cache dtype " + Messages.quote(meta.get("dtype")) + ", the target cache stores " + cache.dtype());
+            if (cache.dtype() != contents.dtype()) {
+                throw new MlaException(file + ": cache dtype " + Messages.quote(contents.dtype().toString()) + ", the target cache stores " + cache.dtype());
             }
-            int n = length(file, meta);
+            int n = contents.length();
             if (n > cache.capacity()) {
                 throw new MlaException(file + ": " + n + " tokens do not fit a cache of capacity " + cache.capacity());
             }
@@ -286,15 +286,17 @@ public final class CacheFiles {
     public static Contents describe(Path file) {
         Objects.requireNonNull(file, "file");
         try (SafeTensorsFile f = SafeTensorsFile.open(file)) {
-            Map<String, String> meta = f.metadata();
-            checkFormat(file, meta);
-            CacheIdentity id = identity(file, meta);
-            String dtype = meta.get("dtype");
-            CacheDtype d = null;
-            for (CacheDtype c : CacheDtype.values()) if (c.toString().equals(dtype)) d = c;
-            if (d == null) throw new MlaException(file + ": metadata dtype " + Messages.quote(dtype) + " is not a cache dtype (f32, bf16, int8 or fp8)");
-            return new Contents(id, d, length(file, meta));
+            return contents(file, f.metadata());
         }
+    }
+
+    /** What the metadata records, each part checked: the format, the identity, the dtype (as export writes it) and the length. */
+    private static Contents contents(Path file, Map<String, String> meta) {
+        checkFormat(file, meta);
+        CacheIdentity id = identity(file, meta);
+        String dtype = meta.get("dtype");
+        for (CacheDtype d : CacheDtype.values()) if (d.toString().equals(dtype)) return new Contents(id, d, length(file, meta));
+        throw new MlaException(file + ": metadata dtype " + Messages.quote(dtype) + " is not a cache dtype (f32, bf16, int8 or fp8)");
     }
 
     /** Refused unless the metadata names this version's format (older ones by name, with what to do). */

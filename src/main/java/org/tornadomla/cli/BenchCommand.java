@@ -886,10 +886,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     /** Where an executor runs, for the CSV: a JVM backend's CPU (model, family and model numbers, CPUs) and itself, else its device. */
     static String deviceOf(GraphExecutor ex) {
-        if (!onThisCpu(ex)) return ex.device();
-        String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
-        return org.tornadomla.bench.Charts.cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")")
-                + " " + Runtime.getRuntime().availableProcessors() + " CPUs; " + ex.device();
+        return onThisCpu(ex) ? org.tornadomla.bench.Charts.cpu() + "; " + ex.device() : ex.device();
     }
 
     /** Writes header and lines atomically (OutputFiles). */

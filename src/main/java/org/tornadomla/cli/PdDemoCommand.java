@@ -92,7 +92,7 @@ public final class PdDemoCommand implements Callable<Integer> {
             double prefillMs = (System.nanoTime() - t0) / 1e6;
             LatentStore.Transfer push = store.push(prompt, 0, LatentCacheRows.of(caches));
             try {
-                return afterPush(out, store, c, v3, dtype, prompt, next, layers, caches, prefillMs, push);
+                return afterPush(out, c, v3, dtype, prompt, next, layers, caches, prefillMs, push);
             } finally {
                 // the demo's blocks go, whatever happened after the push, unless asked to stay (a server gone by then: the
                 // error that brought us here is the one to report, and the blocks expire after --ttl-s anyway)
@@ -111,7 +111,7 @@ public final class PdDemoCommand implements Callable<Integer> {
     }
 
     /** Everything after the push: the rest of the single process, the decode process, the comparison and the bytes moved. */
-    private int afterPush(PrintWriter out, LatentStore store, MlaConfig c, MlaConfig v3, CacheDtype dtype, int[] prompt, int[] next,
+    private int afterPush(PrintWriter out, MlaConfig c, MlaConfig v3, CacheDtype dtype, int[] prompt, int[] next,
                           List<MlaLayer> layers, List<LatentCache> caches, double prefillMs, LatentStore.Transfer push)
             throws IOException, InterruptedException {
         out.printf("prefill process (pid %d): prefilled %d tokens in %.0f ms; pushed %d blocks, %,d B in %.1f ms: %.3f GB/s%n",

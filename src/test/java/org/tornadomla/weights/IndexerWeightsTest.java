@@ -80,9 +80,7 @@ class IndexerWeightsTest {
             // digest (the caches' identity) is the sparse layer's (a dense config over the sparse file itself is refused,
             // aDenseConfigOverASparseCheckpointGetsOneClearError)
             Path denseFile = dir.resolve("dense-" + dt + ".safetensors");
-            SafeTensorsWriter out = new SafeTensorsWriter();
-            for (Weight t : w.all()) if (!INDEXER.contains(t.name())) out.add(MlaWeights.prefix(3) + t.name(), dt, t.shape(), t.toFloats());
-            out.write(denseFile);
+            writeWithout(w, 3, dt, INDEXER, denseFile);
             MlaWeights dense = MlaWeights.load(denseFile, DENSE, 3);
             assertNull(dense.indexerWk());
             assertEquals(7, dense.all().size());
@@ -161,10 +159,8 @@ class IndexerWeightsTest {
         // each indexer tensor is required, by name
         MlaWeights w = MlaWeights.random(SPARSE, 2);
         for (String missing : INDEXER) {
-            SafeTensorsWriter out = new SafeTensorsWriter();
-            for (Weight t : w.all()) if (!t.name().equals(missing)) out.add(MlaWeights.prefix(0) + t.name(), DType.F32, t.shape(), t.toFloats());
             Path g = dir.resolve("without-" + missing + ".safetensors");
-            out.write(g);
+            writeWithout(w, 0, DType.F32, List.of(missing), g);
             String e = assertThrows(MlaException.class, () -> MlaWeights.load(g, SPARSE, 0)).getMessage();
             assertTrue(e.startsWith(g + ": missing tensor 'model.layers.0.self_attn." + missing + "'"), e);
         }
@@ -189,5 +185,12 @@ class IndexerWeightsTest {
         noScale.write(h);
         String e = assertThrows(MlaException.class, () -> MlaWeights.load(h, SPARSE, 0)).getMessage();
         assertTrue(e.startsWith(h + ": missing tensor 'model.layers.0.self_attn.indexer.wk.weight_scale_inv': expected F32 [1, 2]"), e);
+    }
+
+    /** Layer {@code layer} of {@code w} as a checkpoint of {@code dt} tensors, leaving out the weights named in {@code left}. */
+    private static void writeWithout(MlaWeights w, int layer, DType dt, List<String> left, Path f) {
+        SafeTensorsWriter out = new SafeTensorsWriter();
+        for (Weight t : w.all()) if (!left.contains(t.name())) out.add(MlaWeights.prefix(layer) + t.name(), dt, t.shape(), t.toFloats());
+        out.write(f);
     }
 }

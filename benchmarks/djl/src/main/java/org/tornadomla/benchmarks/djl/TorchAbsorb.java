@@ -252,10 +252,7 @@ public final class TorchAbsorb {
 
     /** The CSV's device column, as ./mla bench writes it for a JVM backend: the CPU, then libtorch and its threads (no commas). */
     static String device(Engine engine, int threads) {
-        String family = org.tornadomla.internal.CpuInfo.field("cpu family"), model = org.tornadomla.internal.CpuInfo.field("model");
-        return (org.tornadomla.bench.Charts.cpuModel() + (family.isEmpty() ? "" : " (family " + family + " model " + model + ")") + " "
-                + Runtime.getRuntime().availableProcessors() + " CPUs; libtorch " + engine.getVersion() + " (" + threads + " intra-op threads)")
-                .replace(',', ';');
+        return (org.tornadomla.bench.Charts.cpu() + "; libtorch " + engine.getVersion() + " (" + threads + " intra-op threads)").replace(',', ';');
     }
 
     private static void appendCsv(Path csv, List<String[]> rows) throws IOException {
