@@ -26,15 +26,19 @@ public final class BenchChart {
     private BenchChart() {
     }
 
-    public static void write(Path png, List<DecodeBench.Result> results, Roofline.Limits limits, String title) {
+    /**
+     * The chart of {@code results} with this CPU's measured limits (null: none) as reference lines; {@code where} (the
+     * machine, the devices and the day, or null) heads the subtitle, so that a long device name does not wrap the title.
+     */
+    public static void write(Path png, List<DecodeBench.Result> results, Roofline.Limits limits, String title, String where) {
         // the limits are the CPU's, measured on the JVM's threads: named so beside a TornadoVM device's bars
         write(png, results, limits == null ? Double.NaN : limits.gflopPerS(), "this CPU's FMA peak", limits == null ? Double.NaN : limits.gbPerS(),
-                "this CPU's memory read bandwidth", title);
+                "this CPU's memory read bandwidth", title, where);
     }
 
     /** As above with named reference lines (NaN: none), e.g. a GPU's peaks measured by another program. */
     public static void write(Path png, List<DecodeBench.Result> results, double gflopLimit, String gflopName, double gbLimit,
-                             String gbName, String title) {
+                             String gbName, String title, String where) {
         DefaultCategoryDataset ms = new DefaultCategoryDataset(), flops = new DefaultCategoryDataset(), bytes = new DefaultCategoryDataset();
         for (DecodeBench.Result r : results) {
             String cat = r.shape().label();
@@ -53,7 +57,8 @@ public final class BenchChart {
         plot.add(subplot(bytes, "GB/s of latent read", "#,##0.###", gbLimit, gbName, "GB/s"), 1);
         plot.setFixedLegendItems(top.getLegendItems());       // one legend: the backends, same colours in every panel
         boolean lines = !Double.isNaN(gflopLimit) || !Double.isNaN(gbLimit);
-        JFreeChart chart = Charts.chart(title, "one decode step of the attention core per shape; lower is better above, "
+        JFreeChart chart = Charts.chart(title, (where == null || where.isEmpty() ? "" : where + "\n")
+                + "one decode step of the attention core per shape; lower is better above, "
                 + "higher below" + (lines ? "; dashed lines: measured limits" : ""), plot, true);
         int width = Math.max(900, 70 * flops.getColumnCount() + 250);
         Charts.writePng(png, List.of(), chart, width, 1050);

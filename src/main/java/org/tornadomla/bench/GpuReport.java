@@ -408,8 +408,8 @@ public final class GpuReport {
             // no day in the title
         }
         BenchChart.write(dir.resolve(CHART), results, Double.NaN, "", copyGbPerS, "PyTorch copy (torch-peaks.csv)",
-                String.format(Locale.ROOT, "MLA decode attention core, H=%d, T=%d (bench.csv%s)%s%s", heads, context, torch.isEmpty() ? "" : ", torch.csv",
-                        device, day));
+                String.format(Locale.ROOT, "MLA decode attention core, H=%d, T=%d (bench.csv%s)", heads, context, torch.isEmpty() ? "" : ", torch.csv"),
+                (device + day).replaceFirst("^, ", ""));
         return true;
     }
 

@@ -18,7 +18,8 @@ public final class SparseChart {
     private SparseChart() {
     }
 
-    public static void write(Path png, List<SparseBench.Result> results, String title) {
+    /** The chart of {@code results}; {@code where} (the machine, the devices and the day, or null) heads the subtitle. */
+    public static void write(Path png, List<SparseBench.Result> results, String title, String where) {
         Map<String, XYSeries[]> series = new LinkedHashMap<>();
         double min = Double.MAX_VALUE, max = 0, tMin = Double.MAX_VALUE, tMax = 0;
         for (SparseBench.Result r : results) {
@@ -50,7 +51,7 @@ public final class SparseChart {
         Charts.decades(ms, min, max);
         XYPlot plot = new XYPlot(data, context, ms, lines);
         plot.setBackgroundPaint(Charts.PLOT_BACKGROUND);
-        JFreeChart chart = Charts.chart(title, "a decode step of the whole layer; dense dashed, sparse (indexer + top-k attention) solid; lower is better",
+        JFreeChart chart = Charts.chart(title, (where == null || where.isEmpty() ? "" : where + "\n") + "a decode step of the whole layer; dense dashed, sparse (indexer + top-k attention) solid; lower is better",
                 plot, true);
         Charts.writePng(png, List.of(), chart, 1100, 700);
     }

@@ -291,7 +291,7 @@ public final class BenchCommand implements Callable<Integer> {
         saveCsvs();
         if (chart != null && !results.isEmpty()) {
             BenchChart.write(chart, results, limits, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet())
-                    + (isGrid ? ", grid " + grid : "") + ", on " + where(executors));
+                    + (isGrid ? ", grid " + grid : ""), "on " + where(executors));
             out.printf("wrote %s%n", chart);
         }
         if (chart != null && results.isEmpty()) out.printf("no chart written to %s: nothing was measured%n", chart);
@@ -487,7 +487,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (chart != null) {
             org.tornadomla.bench.SparseChart.write(chart, rs, "MLA decode, sparse (DSA) against dense: " + presetName + " (hidden " + cfg.hiddenSize()
-                    + ", index_topk " + cfg.indexer().topK() + "), " + String.join(", ", executors.keySet()) + ", on " + where(executors));
+                    + ", index_topk " + cfg.indexer().topK() + "), " + String.join(", ", executors.keySet()), "on " + where(executors));
             out.printf("wrote %s%n", chart);
         }
         if (csv != null) out.printf("wrote %s%n", csv);
