@@ -14,6 +14,7 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.io.Json;
 import org.tornadomla.kernels.Bf16;
 import org.tornadomla.store.BlockKeys;
@@ -258,7 +259,7 @@ class ApiImmutabilityTest {
         m.put("LatentRows.indexCodes()", sparseRows::indexCodes);
         m.put("LatentRows.indexScales()", sparseRows::indexScales);
         m.put("Tensor.shape()", () -> MlaWeights.tensors(c).get(0).shape());
-        m.put("MlaWeights.gaussians(SplittableRandom, int, double)", () -> MlaWeights.gaussians(new SplittableRandom(1), 5, 1));
+        m.put("Gaussians.floats(SplittableRandom, int, double)", () -> Gaussians.floats(new SplittableRandom(1), 5, 1));
         m.put("SafeTensorsFile.readFloats(String)", () -> file.readFloats("a"));
         m.put("SafeTensorsFile.readBytes(String, DType)", () -> file.readBytes("b", DType.U8));
         m.put("ShardedSafeTensors.readFloats(String)", () -> sharded.readFloats("a"));

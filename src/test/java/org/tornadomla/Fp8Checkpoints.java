@@ -1,6 +1,7 @@
 package org.tornadomla;
 
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.weights.DType;
 import org.tornadomla.weights.MlaWeights;
@@ -89,7 +90,7 @@ public final class Fp8Checkpoints {
             long[] sh = t.shape();
             if (!t.isProjection()) {
                 float[] g = new float[(int) sh[0]];
-                for (int i = 0; i < g.length; i++) g[i] = Bf16Bits.decode(Bf16Bits.encode((float) (1 + 0.1 * MlaWeights.gaussian(rnd))));
+                for (int i = 0; i < g.length; i++) g[i] = Bf16Bits.decode(Bf16Bits.encode((float) (1 + 0.1 * Gaussians.next(rnd))));
                 norms.put(t.hfName(), g);
                 weights.add(Weight.f32(t.hfName(), sh, g));
                 continue;

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeScaling;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.WeightDtype;
 
@@ -162,7 +163,7 @@ class IndexerPrefillTest {
     // ------------------------------------------------------------------ the comparison
 
     static float[] input(long seed, int D) {
-        return MlaWeights.gaussians(new SplittableRandom(seed), T * D, 1);
+        return Gaussians.floats(new SplittableRandom(seed), T * D, 1);
     }
 
     private static void compare(MlaConfig c, long seed) {

@@ -15,6 +15,7 @@ import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.ArrayList;
@@ -160,13 +161,13 @@ class SparseLayerTest {
                     LatentCache cache = layer.newCache(B, 32, CacheDtype.F32);
                     SplittableRandom rnd = new SplittableRandom(32);
                     Sequence[] seq = {new Sequence(), new Sequence()};
-                    float[] x = MlaWeights.gaussians(rnd, B * P * D, 1);
+                    float[] x = Gaussians.floats(rnd, B * P * D, 1);
                     float[] y = layer.prefill(cache, x, P, opt);
                     int k = Math.min(c.indexer().topK(), cache.capacity());
                     int[] sel = selected(layer.graph(cache, P, opt));
                     for (int b = 0; b < B; b++) for (int t = 0; t < P; t++) seq[b].add(rows(x, b * P + t, 1, D), row(sel, b * P + t, k), rows(y, b * P + t, 1, D));
                     for (int s = 0; s < steps; s++) {
-                        float[] xd = MlaWeights.gaussians(rnd, B * D, 1);
+                        float[] xd = Gaussians.floats(rnd, B * D, 1);
                         float[] yd = layer.decode(cache, xd, opt);
                         int[] sd = selected(layer.graph(cache, 1, opt));
                         for (int b = 0; b < B; b++) seq[b].add(rows(xd, b, 1, D), row(sd, b, k), rows(yd, b, 1, D));
@@ -193,7 +194,7 @@ class SparseLayerTest {
                     CacheStorage.of(cache).shuffleFreeBlocks(5);
                     int s0 = cache.addSequence();
                     SplittableRandom rnd = new SplittableRandom(42);
-                    float[] x = MlaWeights.gaussians(rnd, P * D, 1);
+                    float[] x = Gaussians.floats(rnd, P * D, 1);
                     float[] y = layer.forward(cache, x, new int[] {s0}, new int[] {P}, opt);
                     int k = Math.min(c.indexer().topK(), cache.capacity());
                     int[] sel = selected(layer.graph(cache, new int[] {s0}, new int[] {P}, opt));
@@ -202,7 +203,7 @@ class SparseLayerTest {
                     int s1 = cache.fork(s0);
                     Sequence b = a.copy();
                     for (int s = 0; s < steps; s++) {
-                        float[] xd = MlaWeights.gaussians(rnd, 2 * D, 1);
+                        float[] xd = Gaussians.floats(rnd, 2 * D, 1);
                         int[] ids = s % 2 == 0 ? new int[] {s0, s1} : new int[] {s1, s0};       // either order
                         float[] yd = layer.forward(cache, xd, ids, new int[] {1, 1}, opt);
                         int[] sd = selected(layer.graph(cache, ids, new int[] {1, 1}, opt));
@@ -228,7 +229,7 @@ class SparseLayerTest {
                 for (AttentionPath path : new AttentionPath[] {AttentionPath.ABSORBED, AttentionPath.TILED}) {
                     AttentionOptions opt = options(path);
                     String what = name(ex) + " " + path + (paged ? " paged" : " contiguous");
-                    float[] x = MlaWeights.gaussians(new SplittableRandom(52), P * D, 1), xd = MlaWeights.gaussians(new SplittableRandom(53), 2 * D, 1);
+                    float[] x = Gaussians.floats(new SplittableRandom(52), P * D, 1), xd = Gaussians.floats(new SplittableRandom(53), 2 * D, 1);
                     float[][] out = new float[2][];
                     int[][] sel = new int[2][];
                     for (int poison = 0; poison < 2; poison++) {
@@ -287,9 +288,9 @@ class SparseLayerTest {
                                 cache.addSequence();
                                 cache.addSequence();
                             }
-                            float[] y = layer.prefill(cache, MlaWeights.gaussians(new SplittableRandom(62), 2 * P * D, 1), P, opt);
-                            float[] y2 = layer.decode(cache, MlaWeights.gaussians(new SplittableRandom(63), 2 * D, 1), opt);
-                            float[] y3 = layer.decode(cache, MlaWeights.gaussians(new SplittableRandom(64), 2 * D, 1), opt);
+                            float[] y = layer.prefill(cache, Gaussians.floats(new SplittableRandom(62), 2 * P * D, 1), P, opt);
+                            float[] y2 = layer.decode(cache, Gaussians.floats(new SplittableRandom(63), 2 * D, 1), opt);
+                            float[] y3 = layer.decode(cache, Gaussians.floats(new SplittableRandom(64), 2 * D, 1), opt);
                             out[dense] = TestData.concatRows(TestData.concatRows(y, y2), y3);
                             if (dense == 1) {
                                 for (KernelGraph.Buffer b : layer.graph(cache, 1, opt).buffers()) {
@@ -313,7 +314,7 @@ class SparseLayerTest {
         MlaConfig c = config(D_TOPK);
         MlaWeights w = MlaWeights.random(c, 71);
         int D = c.hiddenSize(), T = 16;
-        float[] x = MlaWeights.gaussians(new SplittableRandom(72), T * D, 1);
+        float[] x = Gaussians.floats(new SplittableRandom(72), T * D, 1);
         double[] expected = ReferenceMla.prefill(w, x, T, false).y();
         for (AttentionPath path : AttentionPath.values()) {
             MlaLayer layer = new MlaLayer(w);
@@ -323,7 +324,7 @@ class SparseLayerTest {
                             layer.decode(cache, rows(x, T - 1, 1, D), options(path).withDense(true))));
             TestData.assertClose(expected, y, TOL, path + " dense");
             // and the sparse steps that follow a dense one find the keys the dense steps cached
-            float[] ys = layer.decode(cache, MlaWeights.gaussians(new SplittableRandom(73), D, 1), options(path));
+            float[] ys = layer.decode(cache, Gaussians.floats(new SplittableRandom(73), D, 1), options(path));
             for (float v : ys) assertTrue(Float.isFinite(v));
         }
     }

@@ -4,6 +4,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeScaling;
 
 import java.util.SplittableRandom;
+import org.tornadomla.internal.Gaussians;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -39,7 +40,7 @@ public final class TestData {
     public static float[] gaussian(long seed, int n) {
         SplittableRandom r = new SplittableRandom(seed);
         float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) org.tornadomla.weights.MlaWeights.gaussian(r);
+        for (int i = 0; i < n; i++) a[i] = (float) Gaussians.next(r);
         return a;
     }
 

@@ -1,6 +1,7 @@
 package org.tornadomla.analysis;
 
 import java.util.SplittableRandom;
+import org.tornadomla.internal.Gaussians;
 
 /**
  * Data-free conversion of an MHA/GQA layer's keys and values to MLA form by a joint SVD (the MHA2MLA
@@ -41,9 +42,9 @@ public final class MhaToMla {
             throw new IllegalArgumentException("rank must be in 1 … " + Math.min(2 * kvRows, hidden) + ", found " + rank);
         }
         SplittableRandom rnd = new SplittableRandom(seed);
-        float[] a = org.tornadomla.weights.MlaWeights.gaussians(rnd, 2 * kvRows * rank, 1 / Math.sqrt(rank));
-        float[] b = org.tornadomla.weights.MlaWeights.gaussians(rnd, rank * hidden, 1 / Math.sqrt(hidden));
-        float[] noise = org.tornadomla.weights.MlaWeights.gaussians(rnd, 2 * kvRows * hidden, 1e-4);
+        float[] a = Gaussians.floats(rnd, 2 * kvRows * rank, 1 / Math.sqrt(rank));
+        float[] b = Gaussians.floats(rnd, rank * hidden, 1 / Math.sqrt(hidden));
+        float[] noise = Gaussians.floats(rnd, 2 * kvRows * hidden, 1e-4);
         float[] m = new float[2 * kvRows * hidden];
         for (int i = 0; i < 2 * kvRows; i++) {
             for (int k = 0; k < rank; k++) {
@@ -76,9 +77,9 @@ public final class MhaToMla {
         SplittableRandom rnd = new SplittableRandom(seed);
         int kv = kvHeads * headDim;
         double[][] x = new double[tokens][hidden];
-        for (double[] row : x) for (int i = 0; i < hidden; i++) row[i] = org.tornadomla.weights.MlaWeights.gaussian(rnd);
+        for (double[] row : x) for (int i = 0; i < hidden; i++) row[i] = Gaussians.next(rnd);
         double[][][] q = new double[tokens][heads][headDim];
-        for (double[][] t : q) for (double[] h : t) for (int i = 0; i < headDim; i++) h[i] = org.tornadomla.weights.MlaWeights.gaussian(rnd);
+        for (double[][] t : q) for (double[] h : t) for (int i = 0; i < headDim; i++) h[i] = Gaussians.next(rnd);
         double[][] k = new double[tokens][kv], v = new double[tokens][kv], k2 = new double[tokens][kv], v2 = new double[tokens][kv];
         for (int t = 0; t < tokens; t++) {
             double[] c = new double[r];

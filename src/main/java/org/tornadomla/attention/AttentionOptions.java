@@ -15,13 +15,11 @@ import java.util.Objects;
  */
 public record AttentionOptions(AttentionPath path, int tileSize, int numSplits, boolean dense) {
     public static final int DEFAULT_TILE = 64;
-    /** numSplits = AUTO: as many splits as keep every worker of the executor busy ({@link #splitsFor}). */
+    /** numSplits = AUTO: as many splits as keep every worker of the executor busy ({@link #resolved}). */
     public static final int AUTO = 0;
     public static final int DEFAULT_SPLITS = AUTO;
     /** Bounds that keep the per-split scratch buffers small; more splits than cached tokens only adds empty ones. */
     public static final int MAX_TILE = 65536, MAX_SPLITS = 4096;
-    /** At most this many automatic splits: beyond it the combine step costs more than the parallelism gains. */
-    public static final int AUTO_MAX_SPLITS = 64;
 
     /** Checks the path, the tile size and the split count. */
     public AttentionOptions {
@@ -48,28 +46,12 @@ public record AttentionOptions(AttentionPath path, int tileSize, int numSplits, 
     }
 
     /**
-     * The split count for a step of {@code rows} token rows × {@code heads} heads over a cache of
-     * {@code capacity} tokens on an executor that runs {@code parallelism} work items at once: numSplits if
-     * set, else enough (row, head group, split) items to give each of the executor's {@code parallelism}
-     * slots one (an H200 has 132 multiprocessors and takes two work-groups each: at batch 1 and 128 heads, 17
-     * splits), at most one split per tile of the capacity and {@link #AUTO_MAX_SPLITS}.
+     * These options with {@link #AUTO} replaced by the split count a step of {@code rows} token rows × {@code heads}
+     * heads over a cache of {@code capacity} tokens gets on {@code executor}: enough splits to keep each of the
+     * executor's workers busy, at most one per tile of the capacity and 64. A set split count is kept.
      */
-    public int splitsFor(int rows, int heads, int capacity, int parallelism) {
-        return splitsFor(rows, heads, capacity, parallelism, 8);
-    }
-
-    /** As {@link #splitsFor(int, int, int, int)} for an executor whose work items serve {@code headsPerItem} heads. */
-    public int splitsFor(int rows, int heads, int capacity, int parallelism, int headsPerItem) {
-        if (numSplits != AUTO) return numSplits;
-        int perItem = Math.max(1, Math.min(heads, headsPerItem));
-        long items = (long) rows * ((heads + perItem - 1) / perItem);
-        long want = (Math.max(1, parallelism) + items - 1) / items;
-        long byTiles = (capacity + (long) tileSize - 1) / tileSize;
-        return (int) Math.max(1, Math.min(Math.min(want, byTiles), AUTO_MAX_SPLITS));
-    }
-
-    /** These options with the split count resolved for {@code executor} ({@link #splitsFor}). */
     public AttentionOptions resolved(int rows, int heads, int capacity, org.tornadomla.graph.GraphExecutor executor) {
-        return new AttentionOptions(path, tileSize, splitsFor(rows, heads, capacity, executor.parallelism(), executor.headsPerWorkItem()), dense);
+        return new AttentionOptions(path, tileSize, org.tornadomla.attention.internal.Splits.splitsFor(this, rows, heads, capacity,
+                executor.parallelism(), executor.headsPerWorkItem()), dense);
     }
 }

@@ -2,6 +2,7 @@ package org.tornadomla.bench;
 
 import org.tornadomla.attention.internal.AttentionCore;
 import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
@@ -129,19 +130,19 @@ public final class DecodeBench {
         LatentCache cache = blockSize == 0 ? new LatentCache(c, shape.batch(), capacity, shape.dtype()) : pagedCache(c, shape, capacity, blockSize, seed);
         if (structured || (long) shape.batch() * capacity * (dc + dr) <= EXACT_FILL_LIMIT) {
             for (int b = 0; b < shape.batch(); b++) {
-                float[] latent = structured ? structuredLatent(rnd, capacity, dc) : MlaWeights.gaussians(rnd, capacity * dc, 1);
-                cache.write(b, latent, MlaWeights.gaussians(rnd, capacity * dr, 1));
+                float[] latent = structured ? structuredLatent(rnd, capacity, dc) : Gaussians.floats(rnd, capacity * dc, 1);
+                cache.write(b, latent, Gaussians.floats(rnd, capacity * dr, 1));
             }
         } else {
             fillRepeating(cache, rnd, capacity, dc, dr);
         }
         this.config = c;
         this.cache = cache;
-        this.q = MlaWeights.gaussians(rnd, shape.batch() * h * c.qkHeadDim(), 1);
+        this.q = Gaussians.floats(rnd, shape.batch() * h * c.qkHeadDim(), 1);
         this.attnMeta = new int[CacheStorage.of(cache).metaLength(shape.batch())];
         describe(shape.context());
         long kvbRows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
-        this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, MlaWeights.gaussians(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
+        this.wkvB = Weight.f32("kv_b_proj.weight", new long[] {kvbRows, dc}, Gaussians.floats(rnd, (int) kvbRows * dc, 1 / Math.sqrt(dc)));
     }
 
     /**
@@ -220,7 +221,7 @@ public final class DecodeBench {
      */
     static void fillRepeating(LatentCache cache, SplittableRandom rnd, int tokens, int dc, int dr) {
         int block = Math.min(FILL_BLOCK, tokens);
-        float[] latentBlock = MlaWeights.gaussians(rnd, block * dc, 1), ropeBlock = MlaWeights.gaussians(rnd, block * dr, 1);
+        float[] latentBlock = Gaussians.floats(rnd, block * dc, 1), ropeBlock = Gaussians.floats(rnd, block * dr, 1);
         java.util.stream.IntStream.range(0, cache.maxSequences()).parallel().forEach(b -> {
             float[] latent = new float[tokens * dc], rope = new float[tokens * dr];
             for (int t = 0; t < tokens; t++) {
@@ -266,8 +267,8 @@ public final class DecodeBench {
     /** n rows of width d: Σ_k u_k·v_k over rank 8, every 64th channel ×10 (outliers), plus N(0, 0.05²) noise. */
     static float[] structuredLatent(SplittableRandom rnd, int n, int d) {
         int rank = 8;
-        float[] u = MlaWeights.gaussians(rnd, n * rank, 1), v = MlaWeights.gaussians(rnd, rank * d, 1 / Math.sqrt(rank));
-        float[] noise = MlaWeights.gaussians(rnd, n * d, 0.05);
+        float[] u = Gaussians.floats(rnd, n * rank, 1), v = Gaussians.floats(rnd, rank * d, 1 / Math.sqrt(rank));
+        float[] noise = Gaussians.floats(rnd, n * d, 0.05);
         float[] out = new float[n * d];
         for (int t = 0; t < n; t++) {
             for (int c = 0; c < d; c++) {

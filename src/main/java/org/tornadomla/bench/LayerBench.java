@@ -10,6 +10,7 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.ArrayList;
@@ -74,7 +75,7 @@ public final class LayerBench {
         try (MlaLayer layer = new MlaLayer(weights, executor)) {
             LatentCache cache = layer.newCache(batch, capacity, dtype);
             DecodeBench.fillRepeating(cache, new SplittableRandom(seed + batch), maxContext, config.kvLoraRank(), config.qkRopeHeadDim());
-            float[] x = MlaWeights.gaussians(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
+            float[] x = Gaussians.floats(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
             for (int context : contexts.stream().sorted().toList()) {
                 cache.truncate(0);
                 CacheStorage.of(cache).advance(context - 1);                   // the step's own token is number `context`
@@ -125,7 +126,7 @@ public final class LayerBench {
             }
             SplittableRandom rnd = new SplittableRandom(seed + 3);
             int block = Math.min(context - 1, DecodeBench.FILL_BLOCK);
-            float[] lat = MlaWeights.gaussians(rnd, Math.max(1, block) * dc, 1), pe = MlaWeights.gaussians(rnd, Math.max(1, block) * dr, 1);
+            float[] lat = Gaussians.floats(rnd, Math.max(1, block) * dc, 1), pe = Gaussians.floats(rnd, Math.max(1, block) * dr, 1);
             for (int b = 0; b < decodes; b++) {
                 float[] l = new float[(context - 1) * dc], p = new float[(context - 1) * dr];
                 for (int t = 0; t < context - 1; t++) {
@@ -153,7 +154,7 @@ public final class LayerBench {
                 if (ids[k].length == 0) continue;
                 int[] id = ids[k], n = ns[k];
                 int tokens = java.util.Arrays.stream(n).sum();
-                float[] x = MlaWeights.gaussians(rnd, tokens * d, 1);
+                float[] x = Gaussians.floats(rnd, tokens * d, 1);
                 Timing t = Timing.measure(() -> {
                     layer.forward(cache, x, id, n, opt);
                     for (int i = 0; i < id.length; i++) cache.truncate(id[i], id[i] < decodes ? context - 1 : 0);

@@ -7,6 +7,7 @@ import org.tornadomla.attention.AttentionOptions;
 import org.tornadomla.attention.AttentionPath;
 import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.Bf16Bits;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
@@ -239,17 +240,17 @@ public final class LayerCheck {
                 // before the prefill come from a variable-length step of the layer itself, on the same executor
                 int[] ids = java.util.stream.IntStream.range(0, batch).filter(b -> prefix(b) > 0).toArray();
                 int[] counts = Arrays.stream(ids).map(LayerCheck::prefix).toArray();
-                if (ids.length > 0) layer.forward(cache, MlaWeights.gaussians(rnd, Arrays.stream(counts).sum() * d, 1), ids, counts, opt);
+                if (ids.length > 0) layer.forward(cache, Gaussians.floats(rnd, Arrays.stream(counts).sum() * d, 1), ids, counts, opt);
             } else {
                 for (int b = 0; b < batch; b++) {
                     int n = prefix(b);
-                    cache.write(b, MlaWeights.gaussians(rnd, n * dc, 1), MlaWeights.gaussians(rnd, n * dr, 1));
+                    cache.write(b, Gaussians.floats(rnd, n * dc, 1), Gaussians.floats(rnd, n * dr, 1));
                 }
             }
-            float[] x = MlaWeights.gaussians(rnd, batch * work.prefill() * d, 1);
+            float[] x = Gaussians.floats(rnd, batch * work.prefill() * d, 1);
             outputs.add(forward(layer, cache, x, work.prefill(), opt, poison, blockSize > 0));
             for (int s = 0; s < work.steps(); s++) {
-                outputs.add(forward(layer, cache, MlaWeights.gaussians(rnd, batch * d, 1), 1, opt, poison, blockSize > 0));
+                outputs.add(forward(layer, cache, Gaussians.floats(rnd, batch * d, 1), 1, opt, poison, blockSize > 0));
             }
         }
         CacheStorage.of(cache).toHost();

@@ -10,6 +10,7 @@ import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.Arrays;
@@ -47,7 +48,7 @@ public final class OffloadBench {
             CacheStorage.of(cache).shuffleFreeBlocks(seed);
             SplittableRandom rnd = new SplittableRandom(seed + 3);
             int block = Math.min(context - 1, DecodeBench.FILL_BLOCK);
-            float[] lat = MlaWeights.gaussians(rnd, block * dc, 1), pe = MlaWeights.gaussians(rnd, block * dr, 1);
+            float[] lat = Gaussians.floats(rnd, block * dc, 1), pe = Gaussians.floats(rnd, block * dr, 1);
             float[] l = new float[(context - 1) * dc], p = new float[(context - 1) * dr];
             for (int t = 0; t < context - 1; t++) {
                 System.arraycopy(lat, (t % block) * dc, l, t * dc, dc);
@@ -59,7 +60,7 @@ public final class OffloadBench {
                 cache.write(ids[b], l, p);
                 ones[b] = 1;
             }
-            float[] x = MlaWeights.gaussians(rnd, seqs * d, 1);
+            float[] x = Gaussians.floats(rnd, seqs * d, 1);
             double[] off = new double[reps], res = new double[reps], step = new double[reps], both = new double[reps];
             long bytes = 0;
             // the step warmed up as bench's timings warm a cold step (C2 compiles for seconds; one untimed step had

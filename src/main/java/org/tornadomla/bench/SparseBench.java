@@ -11,6 +11,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.WeightDtype;
 
@@ -135,7 +136,7 @@ public final class SparseBench {
             LatentCache cache = layer.newCache(batch, capacity, dtype);
             int fill = Math.min(FILL_ROWS, maxContext);
             try (MlaLayer fillLayer = new MlaLayer(weights, filler != null ? filler : executor)) {
-                float[] prompt = MlaWeights.gaussians(new SplittableRandom(seed + 5), fill * d, 1);
+                float[] prompt = Gaussians.floats(new SplittableRandom(seed + 5), fill * d, 1);
                 // dense: the prefill still computes and caches every token's indexer key (what the fill is for), and
                 // attending to its own ≤ FILL_ROWS positions densely skips the top-k gathers over k slots per row
                 fillLayer.forward(cache, prompt, new int[] {0}, new int[] {fill}, dense);
@@ -144,7 +145,7 @@ public final class SparseBench {
             storage.repeatRows(0, fill, maxContext);
             progress.accept(String.format(Locale.ROOT, "  (cache B%d x %d tokens %s + indexer keys: %.2f GB; %d tokens prefilled through the layer, "
                     + "repeated; %.1f s)", batch, capacity, dtype, cacheBytes(config, dtype, batch, capacity) / 1e9, fill, (System.nanoTime() - f0) / 1e9));
-            float[] x = MlaWeights.gaussians(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
+            float[] x = Gaussians.floats(new SplittableRandom(seed + 7), batch * d, 1), y = new float[batch * d];
             for (int context : ts) {
                 cache.truncate(0);
                 storage.advance(context - 1);                       // the step's own token is number `context`

@@ -6,6 +6,7 @@ import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.CacheIdentity;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.store.BlockRows;
 import org.tornadomla.store.BlockStore;
 import org.tornadomla.store.LatentCacheRows;
@@ -57,7 +58,7 @@ public final class StoreBench {
         MlaConfig c = config();
         LatentCache source = new LatentCache(c, 1, tokens, dtype);
         SplittableRandom rnd = new SplittableRandom(seed);
-        source.write(0, MlaWeights.gaussians(rnd, tokens * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, tokens * c.qkRopeHeadDim(), 1));
+        source.write(0, Gaussians.floats(rnd, tokens * c.kvLoraRank(), 1), Gaussians.floats(rnd, tokens * c.qkRopeHeadDim(), 1));
         // random rows, no weights: an identity that names the seed (a push needs one; the pull gives it to the target)
         CacheStorage.of(source).bind(new CacheIdentity(c, 0, HexFormat.of().formatHex(sha256("store-bench random rows, seed " + seed))));
         LatentCache target = new LatentCache(c, 1, tokens, dtype);

@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.attention.AttentionOptions;
@@ -96,9 +97,9 @@ public final class DemoCommand implements Callable<Integer> {
 
     private void runPaths(PrintWriter out, MlaLayer layer, CacheDtype dtype, GraphExecutor executor) {
         SplittableRandom rnd = new SplittableRandom(seed + 1);
-        float[] prompt = MlaWeights.gaussians(rnd, batch * prefill * hidden, 1);
+        float[] prompt = Gaussians.floats(rnd, batch * prefill * hidden, 1);
         float[][] next = new float[steps][];
-        for (int k = 0; k < steps; k++) next[k] = MlaWeights.gaussians(rnd, batch * hidden, 1);
+        for (int k = 0; k < steps; k++) next[k] = Gaussians.floats(rnd, batch * hidden, 1);
 
         out.printf("%-30s %12s %16s %16s%n", "path", "prefill ms", "decode ms/step", "max |Δ| vs naive");
         float[] reference = null;

@@ -2,6 +2,7 @@ package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.io.OutputFiles;
 import org.tornadomla.weights.DType;
 import org.tornadomla.weights.MlaWeights;
@@ -64,8 +65,8 @@ public final class ExampleCommand implements Callable<Integer> {
         MlaWeights w = MlaWeights.random(c, seed);
         SplittableRandom rnd = new SplittableRandom(seed + 1);
         SafeTensorsWriter in = new SafeTensorsWriter().add("prefill_input", new long[] {1, prompt, hidden},
-                MlaWeights.gaussians(rnd, prompt * hidden, 1));
-        for (int k = 0; k < decode; k++) in.add("decode_input_" + k, new long[] {1, 1, hidden}, MlaWeights.gaussians(rnd, hidden, 1));
+                Gaussians.floats(rnd, prompt * hidden, 1));
+        for (int k = 0; k < decode; k++) in.add("decode_input_" + k, new long[] {1, 1, hidden}, Gaussians.floats(rnd, hidden, 1));
 
         byte[] json = c.toJson().getBytes(StandardCharsets.UTF_8);
         try {

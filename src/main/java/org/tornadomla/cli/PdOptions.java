@@ -1,5 +1,6 @@
 package org.tornadomla.cli;
 
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.internal.Messages;
 import org.tornadomla.cache.PagedCacheSpec;
 import org.tornadomla.MlaException;
@@ -200,7 +201,7 @@ public final class PdOptions {
     float[] embed(int[] ids) {
         float[] x = new float[ids.length * hidden];
         for (int t = 0; t < ids.length; t++) {
-            float[] e = MlaWeights.gaussians(new SplittableRandom(seed * 0x9E3779B97F4A7C15L + ids[t]), hidden, 1);
+            float[] e = Gaussians.floats(new SplittableRandom(seed * 0x9E3779B97F4A7C15L + ids[t]), hidden, 1);
             System.arraycopy(e, 0, x, t * hidden, hidden);
         }
         return x;

@@ -1,6 +1,7 @@
 package org.tornadomla.ladder;
 
 import org.tornadomla.cache.internal.CacheStorage;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.CacheDtype;
@@ -42,10 +43,10 @@ public final class LadderSetup {
         int dc = config.kvLoraRank(), dr = config.qkRopeHeadDim();
         if (context < 1) throw new MlaException("context must be >= 1, found " + context);
         Memory.arrayLength((long) context * (dc + dr), "the ladder's cache of " + context + " tokens");
-        latent = MlaWeights.gaussians(rnd, context * dc, 1);
-        ropeKeys = MlaWeights.gaussians(rnd, context * dr, 1);
-        wkvB = MlaWeights.gaussians(rnd, heads * (config.qkNopeHeadDim() + config.vHeadDim()) * dc, 1 / Math.sqrt(dc));
-        qRaw = MlaWeights.gaussians(rnd, heads * config.qkHeadDim(), 1);
+        latent = Gaussians.floats(rnd, context * dc, 1);
+        ropeKeys = Gaussians.floats(rnd, context * dr, 1);
+        wkvB = Gaussians.floats(rnd, heads * (config.qkNopeHeadDim() + config.vHeadDim()) * dc, 1 / Math.sqrt(dc));
+        qRaw = Gaussians.floats(rnd, heads * config.qkHeadDim(), 1);
         invFreq = RopeFrequencies.inverseFrequencies(config);
         cosSinScale = RopeFrequencies.cosSinScale(config);
         qRoped = qRaw.clone();
@@ -65,7 +66,7 @@ public final class LadderSetup {
             IndexerConfig ix = IndexerConfig.deepseekV32();
             int n = ix.nHeads(), d = ix.headDim();
             SplittableRandom rnd = new SplittableRandom(seed ^ 0x5DEECE66DL);
-            float[] q = MlaWeights.gaussians(rnd, n * d, 1), proj = MlaWeights.gaussians(rnd, n, 1), k = MlaWeights.gaussians(rnd, context * d, 1);
+            float[] q = Gaussians.floats(rnd, n * d, 1), proj = Gaussians.floats(rnd, n, 1), k = Gaussians.floats(rnd, context * d, 1);
             Indexer.hadamard(q, n, d, (float) ix.dimScale());
             Indexer.hadamard(k, context, d, (float) ix.dimScale());
             byte[] codes = new byte[context * d];

@@ -1,5 +1,6 @@
 package org.tornadomla.weights;
 
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.internal.Messages;
 import org.tornadomla.internal.Memory;
 import org.tornadomla.MlaException;
@@ -544,29 +545,15 @@ public final class MlaWeights {
             int n = (int) (t.shape.length == 1 ? t.shape[0] : t.shape[0] * t.shape[1]);   // MlaConfig checked it fits
             float[] a = new float[n];
             if (t.hfName.equals(INDEXER_K_NORM_BIAS)) {
-                for (int i = 0; i < n; i++) a[i] = (float) (0.1 * gaussian(rnd));
+                for (int i = 0; i < n; i++) a[i] = (float) (0.1 * Gaussians.next(rnd));
             } else if (t.shape.length == 1) {
-                for (int i = 0; i < n; i++) a[i] = (float) (1 + 0.1 * gaussian(rnd));
+                for (int i = 0; i < n; i++) a[i] = (float) (1 + 0.1 * Gaussians.next(rnd));
             } else {
                 double std = 1 / Math.sqrt(t.shape[1]);
-                for (int i = 0; i < n; i++) a[i] = (float) (std * gaussian(rnd));
+                for (int i = 0; i < n; i++) a[i] = (float) (std * Gaussians.next(rnd));
             }
             out.add(Weight.ofF32(t.hfName, t.shape, a));
         }
         return new MlaWeights(c, layer, out);
-    }
-
-    /** n samples of N(0, std²) as floats. */
-    public static float[] gaussians(SplittableRandom rnd, int n, double std) {
-        if (n < 0) throw new MlaException("gaussians: count must be >= 0, found " + n);
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) (std * gaussian(rnd));
-        return a;
-    }
-
-    /** Standard normal (Box–Muller), reproducible across JDKs unlike Random.nextGaussian's algorithm choice. */
-    public static double gaussian(SplittableRandom rnd) {
-        double u = 1.0 - rnd.nextDouble();
-        return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rnd.nextDouble());
     }
 }

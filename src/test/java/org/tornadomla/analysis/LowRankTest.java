@@ -1,6 +1,7 @@
 package org.tornadomla.analysis;
 
 import org.junit.jupiter.api.Test;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.SplittableRandom;
@@ -12,7 +13,7 @@ class LowRankTest {
     /** A [rows, cols] matrix of rank k plus N(0, noise²). */
     static float[] planted(int rows, int cols, int k, double noise, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        float[] a = MlaWeights.gaussians(rnd, rows * k, 1), b = MlaWeights.gaussians(rnd, k * cols, 1), m = MlaWeights.gaussians(rnd, rows * cols, noise);
+        float[] a = Gaussians.floats(rnd, rows * k, 1), b = Gaussians.floats(rnd, k * cols, 1), m = Gaussians.floats(rnd, rows * cols, noise);
         for (int i = 0; i < rows; i++) for (int t = 0; t < k; t++) for (int j = 0; j < cols; j++) m[i * cols + j] += a[i * k + t] * b[t * cols + j];
         return m;
     }

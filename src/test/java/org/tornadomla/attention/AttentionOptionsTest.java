@@ -3,6 +3,7 @@ package org.tornadomla.attention;
 import org.junit.jupiter.api.Test;
 import org.tornadomla.MlaException;
 import org.tornadomla.TestData;
+import org.tornadomla.attention.internal.Splits;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
@@ -17,15 +18,15 @@ class AttentionOptionsTest {
     void autoSplitsGiveEveryWorkerAnItem() {
         AttentionOptions auto = AttentionOptions.of(AttentionPath.TILED);
         // an H200 (132 multiprocessors, parallelism 264) at batch 1: 128 heads are 16 items, 264 / 16 → 17 splits
-        assertEquals(17, auto.splitsFor(1, 128, 16384, 264));
-        assertEquals(64, auto.splitsFor(1, 16, 16384, 264));    // 2 items want 132: capped at AUTO_MAX_SPLITS
-        assertEquals(3, auto.splitsFor(8, 128, 16384, 264));
-        assertEquals(1, auto.splitsFor(128, 128, 16384, 264));
-        assertEquals(2, auto.splitsFor(1, 128, 100, 264));      // 100 tokens are two tiles of 64
-        assertEquals(1, auto.splitsFor(1, 128, 4096, 1));       // the sequential reference
-        assertEquals(2, auto.splitsFor(1, 128, 4096, 2, Integer.MAX_VALUE));   // java-fast on 2 cores: a task serves every head
-        assertEquals(1, auto.splitsFor(4, 128, 4096, 2, Integer.MAX_VALUE));
-        assertEquals(5, new AttentionOptions(AttentionPath.TILED, 64, 5).splitsFor(1, 128, 4096, 264));
+        assertEquals(17, Splits.splitsFor(auto, 1, 128, 16384, 264, 8));
+        assertEquals(64, Splits.splitsFor(auto, 1, 16, 16384, 264, 8));    // 2 items want 132: capped at AUTO_MAX_SPLITS
+        assertEquals(3, Splits.splitsFor(auto, 8, 128, 16384, 264, 8));
+        assertEquals(1, Splits.splitsFor(auto, 128, 128, 16384, 264, 8));
+        assertEquals(2, Splits.splitsFor(auto, 1, 128, 100, 264, 8));      // 100 tokens are two tiles of 64
+        assertEquals(1, Splits.splitsFor(auto, 1, 128, 4096, 1, 8));       // the sequential reference
+        assertEquals(2, Splits.splitsFor(auto, 1, 128, 4096, 2, Integer.MAX_VALUE));   // java-fast on 2 cores: a task serves every head
+        assertEquals(1, Splits.splitsFor(auto, 4, 128, 4096, 2, Integer.MAX_VALUE));
+        assertEquals(5, Splits.splitsFor(new AttentionOptions(AttentionPath.TILED, 64, 5), 1, 128, 4096, 264, 8));
         assertThrows(MlaException.class, () -> new AttentionOptions(AttentionPath.TILED, 64, -1));
         assertThrows(MlaException.class, () -> new AttentionOptions(AttentionPath.TILED, 64, AttentionOptions.MAX_SPLITS + 1));
     }

@@ -10,6 +10,7 @@ import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeScaling;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.kernels.CacheLayout;
 import org.tornadomla.store.LatentCacheRows;
 import org.tornadomla.weights.MlaWeights;
@@ -71,7 +72,7 @@ class SparseCacheTest {
         int D = 64, P = 12;
         for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.BF16, CacheDtype.INT8, CacheDtype.FP8}) {
             LatentCache a = layer.newCache(1, 32, dt);
-            layer.prefill(a, MlaWeights.gaussians(new SplittableRandom(4), P * D, 1), P, AttentionPath.ABSORBED);
+            layer.prefill(a, Gaussians.floats(new SplittableRandom(4), P * D, 1), P, AttentionPath.ABSORBED);
             Path f = dir.resolve("sparse-" + dt + ".safetensors");
             CacheFiles.export(a, 0, f);
             LatentCache b = layer.newCache(1, 32, dt);
@@ -80,14 +81,14 @@ class SparseCacheTest {
             assertArrayEquals(ka.codes(), kb.codes(), dt + ": indexer codes");
             assertArrayEquals(ka.scales(), kb.scales(), dt + ": indexer scales");
             assertArrayEquals(a.latent(0), b.latent(0));
-            float[] x = MlaWeights.gaussians(new SplittableRandom(5), D, 1);
+            float[] x = Gaussians.floats(new SplittableRandom(5), D, 1);
             assertArrayEquals(layer.decode(a, x, AttentionPath.ABSORBED), layer.decode(b, x, AttentionPath.ABSORBED), dt + ": a decode after the import");
             // a sparse file into a dense cache, and a dense file into a sparse cache: one clear line each
             MlaException e = assertThrows(MlaException.class, () -> CacheFiles.importInto(new LatentCache(dense(), 1, 32, dt), 0, f));
             assertTrue(e.getMessage().contains("a sparse cache's file") && e.getMessage().contains("the target cache is dense"), e.getMessage());
             MlaLayer denseLayer = new MlaLayer(MlaWeights.random(dense(), 3));
             LatentCache d = denseLayer.newCache(1, 32, dt);
-            denseLayer.prefill(d, MlaWeights.gaussians(new SplittableRandom(4), P * D, 1), P, AttentionPath.ABSORBED);
+            denseLayer.prefill(d, Gaussians.floats(new SplittableRandom(4), P * D, 1), P, AttentionPath.ABSORBED);
             Path g = dir.resolve("dense-" + dt + ".safetensors");
             CacheFiles.export(d, 0, g);
             e = assertThrows(MlaException.class, () -> CacheFiles.importInto(new LatentCache(sparse(), 1, 32, dt), 0, g));
@@ -106,7 +107,7 @@ class SparseCacheTest {
         int D = 64, P = 12, B = 3, T = 40, dc = 32, dr = 16, di = 128;
         for (CacheDtype dt : new CacheDtype[] {CacheDtype.F32, CacheDtype.BF16, CacheDtype.INT8, CacheDtype.FP8}) {
             LatentCache c = layer.newCache(B, T, dt);
-            layer.forward(c, MlaWeights.gaussians(new SplittableRandom(12), P * D, 1), new int[] {0}, new int[] {P}, AttentionPath.TILED);
+            layer.forward(c, Gaussians.floats(new SplittableRandom(12), P * D, 1), new int[] {0}, new int[] {P}, AttentionPath.TILED);
             float[] lat = c.latent(0), rope = c.ropeKey(0);
             CacheStorage.IndexKeys keys = CacheStorage.of(c).indexKeys(0);
             byte[] codes = keys.codes();
@@ -127,7 +128,7 @@ class SparseCacheTest {
             }
         }
         LatentCache c = layer.newCache(1, 8, CacheDtype.F32);
-        layer.prefill(c, MlaWeights.gaussians(new SplittableRandom(13), 4 * D, 1), 4, AttentionPath.TILED);
+        layer.prefill(c, Gaussians.floats(new SplittableRandom(13), 4 * D, 1), 4, AttentionPath.TILED);
         MlaException e = assertThrows(MlaException.class, () -> CacheStorage.of(c).repeatRows(0, 5, 8));
         assertTrue(e.getMessage().contains("the period must be 1 … 4 (sequence 0's length), found 5"), e.getMessage());
         e = assertThrows(MlaException.class, () -> CacheStorage.of(c).repeatRows(0, 4, 9));
@@ -138,8 +139,8 @@ class SparseCacheTest {
     void truncateForkAndFreeCoverTheIndexerKeys() {
         MlaWeights w = MlaWeights.random(sparse(), 7);
         int D = 64;
-        float[] prompt = MlaWeights.gaussians(new SplittableRandom(8), 10 * D, 1), draft = MlaWeights.gaussians(new SplittableRandom(9), 3 * D, 1);
-        float[] next = MlaWeights.gaussians(new SplittableRandom(10), D, 1);
+        float[] prompt = Gaussians.floats(new SplittableRandom(8), 10 * D, 1), draft = Gaussians.floats(new SplittableRandom(9), 3 * D, 1);
+        float[] next = Gaussians.floats(new SplittableRandom(10), D, 1);
         PagedCacheSpec spec = PagedCacheSpec.builder().maxSequences(2).maxSequenceLength(32).numBlocks(12).blockSize(4).dtype(CacheDtype.F32).build();
         // speculative tokens rolled back, then the real next token: as if the draft never ran
         MlaLayer layer = new MlaLayer(w);

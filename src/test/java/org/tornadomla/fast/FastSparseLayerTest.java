@@ -14,6 +14,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.SplittableRandom;
@@ -58,10 +59,10 @@ class FastSparseLayerTest {
                                 for (int b = 0; b < B; b++) cache.addSequence();
                             }
                             SplittableRandom rnd = new SplittableRandom(82);
-                            float[] out = layer.prefill(cache, MlaWeights.gaussians(rnd, B * P * D, 1), P, opt);
+                            float[] out = layer.prefill(cache, Gaussians.floats(rnd, B * P * D, 1), P, opt);
                             int[] s = selected(layer.graph(cache, P, opt));
                             for (int t = 0; t < steps; t++) {
-                                out = TestData.concatRows(out, layer.decode(cache, MlaWeights.gaussians(rnd, B * D, 1), opt));
+                                out = TestData.concatRows(out, layer.decode(cache, Gaussians.floats(rnd, B * D, 1), opt));
                                 s = concat(s, selected(layer.graph(cache, 1, opt)));
                             }
                             y[fast] = out;

@@ -11,6 +11,7 @@ import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeScaling;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.List;
@@ -41,8 +42,8 @@ class SparseStoreTest {
     @Test
     void aPulledSparseCacheDecodesAsTheOneThatComputedThePrefill() {
         MlaLayer layer = new MlaLayer(MlaWeights.random(sparse(), 11));
-        float[] prompt = MlaWeights.gaussians(new SplittableRandom(1), P * D, 1);
-        float[][] steps = {MlaWeights.gaussians(new SplittableRandom(2), D, 1), MlaWeights.gaussians(new SplittableRandom(3), D, 1)};
+        float[] prompt = Gaussians.floats(new SplittableRandom(1), P * D, 1);
+        float[][] steps = {Gaussians.floats(new SplittableRandom(2), D, 1), Gaussians.floats(new SplittableRandom(3), D, 1)};
         for (CacheDtype dt : CacheDtype.values()) {
             for (boolean paged : new boolean[] {false, true}) {
                 String what = dt + (paged ? " paged" : " contiguous");
@@ -88,7 +89,7 @@ class SparseStoreTest {
         MemoryBlockStore mem = new MemoryBlockStore();
         LatentStore store = new LatentStore(mem, sparse(), "m", StoreOptions.defaults().withBlockSize(B));
         LatentCache src = cache(layer, CacheDtype.BF16, false);
-        layer.prefill(src, MlaWeights.gaussians(new SplittableRandom(1), P * D, 1), P, AttentionPath.ABSORBED);
+        layer.prefill(src, Gaussians.floats(new SplittableRandom(1), P * D, 1), P, AttentionPath.ABSORBED);
         store.push(ids, 0, LatentCacheRows.of(List.of(src)));
         // an e4m3 NaN code in the indexer key of row 0 of block 2, with a checksum made to match (a writer's fault, not transit damage)
         BlockKeys.Key k = store.keys(CacheDtype.BF16).chain(ids, 0).get(2);

@@ -14,6 +14,7 @@ import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.IndexerConfig;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeScaling;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.util.SplittableRandom;
@@ -69,10 +70,10 @@ class SparseOnDeviceTest {
             try (MlaLayer dev = new MlaLayer(w, tornado)) {
                 LatentCache cj = jvm.newCache(B, 32, CacheDtype.F32), cd = dev.newCache(B, 32, CacheDtype.F32);
                 SplittableRandom rnd = new SplittableRandom(32);
-                float[] x = MlaWeights.gaussians(rnd, B * P * D, 1);
+                float[] x = Gaussians.floats(rnd, B * P * D, 1);
                 TestData.assertClose(jvm.prefill(cj, x, P, opt), dev.prefill(cd, x, P, opt), TOL, what + " prefill");
                 for (int s = 0; s < steps; s++) {
-                    float[] xd = MlaWeights.gaussians(rnd, B * D, 1);
+                    float[] xd = Gaussians.floats(rnd, B * D, 1);
                     TestData.assertClose(jvm.decode(cj, xd, opt), dev.decode(cd, xd, opt), TOL, what + " decode " + s);
                 }
                 for (int b = 0; b < B; b++) {
@@ -100,13 +101,13 @@ class SparseOnDeviceTest {
                 int s0 = cj.addSequence();
                 cd.addSequence();
                 SplittableRandom rnd = new SplittableRandom(42);
-                float[] x = MlaWeights.gaussians(rnd, P * D, 1);
+                float[] x = Gaussians.floats(rnd, P * D, 1);
                 TestData.assertClose(jvm.forward(cj, x, new int[] {s0}, new int[] {P}, opt), dev.forward(cd, x, new int[] {s0}, new int[] {P}, opt),
                         TOL, what + " prefill");
                 int s1 = cj.fork(s0);
                 cd.fork(s0);
                 for (int s = 0; s < steps; s++) {
-                    float[] xd = MlaWeights.gaussians(rnd, 2 * D, 1);
+                    float[] xd = Gaussians.floats(rnd, 2 * D, 1);
                     int[] ids = s % 2 == 0 ? new int[] {s0, s1} : new int[] {s1, s0};       // either order
                     TestData.assertClose(jvm.forward(cj, xd, ids, new int[] {1, 1}, opt), dev.forward(cd, xd, ids, new int[] {1, 1}, opt),
                             TOL, what + " decode " + s);

@@ -9,6 +9,7 @@ import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.Weight;
 
@@ -107,12 +108,12 @@ public final class GeometryTasks {
         SplittableRandom rnd = new SplittableRandom(3);
         int dc = c.kvLoraRank(), dr = c.qkRopeHeadDim(), h = c.numHeads();
         LatentCache cache = new LatentCache(c, 1, context, CacheDtype.F32);
-        cache.write(0, MlaWeights.gaussians(rnd, context * dc, 1), MlaWeights.gaussians(rnd, context * dr, 1));
-        float[] q = MlaWeights.gaussians(rnd, h * c.qkHeadDim(), 1);
+        cache.write(0, Gaussians.floats(rnd, context * dc, 1), Gaussians.floats(rnd, context * dr, 1));
+        float[] q = Gaussians.floats(rnd, h * c.qkHeadDim(), 1);
         int[] meta = new int[CacheStorage.of(cache).metaLength(1)];
         CacheStorage.of(cache).describe(meta, 1, new int[] {0}, new int[] {context - 1}, new int[] {1}, null);
         long rows = (long) h * (c.qkNopeHeadDim() + c.vHeadDim());
-        Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {rows, dc}, MlaWeights.gaussians(rnd, (int) rows * dc, 1 / Math.sqrt(dc)));
+        Weight wkvB = Weight.f32("kv_b_proj.weight", new long[] {rows, dc}, Gaussians.floats(rnd, (int) rows * dc, 1 / Math.sqrt(dc)));
         KernelGraph g = new KernelGraph("decode");
         g.input("q", q);
         g.input("attnMeta", meta);

@@ -21,6 +21,7 @@ import org.tornadomla.attention.MlaLayer;
 import org.tornadomla.cache.CacheDtype;
 import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.WeightDtype;
 
@@ -70,11 +71,11 @@ public class LayerBenchmark {
         SplittableRandom rnd = new SplittableRandom(2);
         decodeCache = layer.newCache(batch, context + 1, dt);
         for (int b = 0; b < batch; b++) {
-            decodeCache.write(b, MlaWeights.gaussians(rnd, context * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, context * c.qkRopeHeadDim(), 1));
+            decodeCache.write(b, Gaussians.floats(rnd, context * c.kvLoraRank(), 1), Gaussians.floats(rnd, context * c.qkRopeHeadDim(), 1));
         }
         prefillCache = layer.newCache(batch, prefill, dt);
-        x1 = MlaWeights.gaussians(rnd, batch * c.hiddenSize(), 1);
-        xPrefill = MlaWeights.gaussians(rnd, batch * prefill * c.hiddenSize(), 1);
+        x1 = Gaussians.floats(rnd, batch * c.hiddenSize(), 1);
+        xPrefill = Gaussians.floats(rnd, batch * prefill * c.hiddenSize(), 1);
     }
 
     @TearDown(Level.Trial)

@@ -8,6 +8,7 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.KernelGraph;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.Weight;
 import org.tornadomla.weights.WeightDtype;
@@ -55,8 +56,8 @@ public final class LayerTasks {
                 MlaLayer layer = new MlaLayer(w.equals("fp8-uniform") ? uniformCodes(f32) : f32.to(WeightDtype.parse(w)), fast);
                 LatentCache cache = layer.newCache(1, context + 1, CacheDtype.F32);
                 SplittableRandom rnd = new SplittableRandom(2);
-                cache.write(0, MlaWeights.gaussians(rnd, context * c.kvLoraRank(), 1), MlaWeights.gaussians(rnd, context * c.qkRopeHeadDim(), 1));
-                layer.forward(cache, MlaWeights.gaussians(rnd, c.hiddenSize(), 1), 1, opt);     // fills the graph's x and attnMeta
+                cache.write(0, Gaussians.floats(rnd, context * c.kvLoraRank(), 1), Gaussians.floats(rnd, context * c.qkRopeHeadDim(), 1));
+                layer.forward(cache, Gaussians.floats(rnd, c.hiddenSize(), 1), 1, opt);     // fills the graph's x and attnMeta
                 cache.truncate(context);                         // the graph's own runs write slot `context` again
                 layers.add(layer);
                 graphs.add(layer.graph(cache, 1, opt));

@@ -102,7 +102,7 @@ public final class AttentionCore {
                 wkvB.unabsorbValue(g, "unabsorb_v", oLat, o, rows, h, dn, dv);
             }
             case TILED -> {
-                int splits = opt.splitsFor(rows, h, cap, 1);
+                int splits = Splits.splitsFor(opt, rows, h, cap, 1, 8);
                 int parts = checkedSize("split outputs", (long) rows * h * splits);
                 float[] qLat = g.scratch("q_lat", new float[rows * h * dc]);
                 float[] oLat = g.scratch("o_lat", new float[rows * h * dc]);

@@ -13,6 +13,7 @@ import org.tornadomla.config.MlaConfig;
 import org.tornadomla.fast.FastExecutor;
 import org.tornadomla.graph.GraphExecutor;
 import org.tornadomla.graph.JvmExecutor;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 
 import java.io.IOException;
@@ -231,12 +232,12 @@ public final class TorchAbsorb {
         float[] latent = new float[Math.multiplyExact(batch * context, DC)], rope = new float[batch * context * DR];
         if ((long) batch * context * (DC + DR) <= EXACT_FILL_LIMIT) {
             for (int b = 0; b < batch; b++) {
-                System.arraycopy(MlaWeights.gaussians(rnd, context * DC, 1), 0, latent, b * context * DC, context * DC);
-                System.arraycopy(MlaWeights.gaussians(rnd, context * DR, 1), 0, rope, b * context * DR, context * DR);
+                System.arraycopy(Gaussians.floats(rnd, context * DC, 1), 0, latent, b * context * DC, context * DC);
+                System.arraycopy(Gaussians.floats(rnd, context * DR, 1), 0, rope, b * context * DR, context * DR);
             }
         } else {                                      // DecodeBench.fillRepeating: one block, each sequence from its own row
             int block = Math.min(FILL_BLOCK, context);
-            float[] lb = MlaWeights.gaussians(rnd, block * DC, 1), rb = MlaWeights.gaussians(rnd, block * DR, 1);
+            float[] lb = Gaussians.floats(rnd, block * DC, 1), rb = Gaussians.floats(rnd, block * DR, 1);
             for (int b = 0; b < batch; b++) {
                 for (int t = 0; t < context; t++) {
                     int row = (t + 37 * b) % block;
@@ -245,8 +246,8 @@ public final class TorchAbsorb {
                 }
             }
         }
-        float[] q = MlaWeights.gaussians(rnd, batch * heads * (DN + DR), 1);
-        float[] wkvB = MlaWeights.gaussians(rnd, heads * (DN + DV) * DC, 1 / Math.sqrt(DC));
+        float[] q = Gaussians.floats(rnd, batch * heads * (DN + DR), 1);
+        float[] wkvB = Gaussians.floats(rnd, heads * (DN + DV) * DC, 1 / Math.sqrt(DC));
         return new float[][] {latent, rope, q, wkvB};
     }
 

@@ -17,6 +17,7 @@ import org.tornadomla.cache.LatentCache;
 import org.tornadomla.config.MlaConfig;
 import org.tornadomla.config.RopeFrequencies;
 import org.tornadomla.fast.FastExecutor;
+import org.tornadomla.internal.Gaussians;
 import org.tornadomla.weights.MlaWeights;
 import org.tornadomla.weights.WeightDtype;
 
@@ -291,7 +292,7 @@ public final class TorchLayer {
         Prefill(NDManager manager, MlaConfig c, MlaWeights w, int s, long seed) {
             super(manager, c, w);
             this.s = s;
-            xs = MlaWeights.gaussians(new SplittableRandom(seed), s * c.hiddenSize(), 1);
+            xs = Gaussians.floats(new SplittableRandom(seed), s * c.hiddenSize(), 1);
             x = m.create(xs, new Shape(s, c.hiddenSize()));
             float[] co = new float[s * dr / 2], si = new float[s * dr / 2];
             for (int p = 0; p < s; p++) {
@@ -418,9 +419,9 @@ public final class TorchLayer {
             int d = c.hiddenSize();
             // the cache's first context − 1 rows (the new token's row is written by each step), and x
             SplittableRandom rnd = new SplittableRandom(seed);
-            latent = MlaWeights.gaussians(rnd, batch * (context - 1) * dc, 1);
-            rope = MlaWeights.gaussians(rnd, batch * (context - 1) * dr, 1);
-            xs = MlaWeights.gaussians(rnd, batch * d, 1);
+            latent = Gaussians.floats(rnd, batch * (context - 1) * dc, 1);
+            rope = Gaussians.floats(rnd, batch * (context - 1) * dr, 1);
+            xs = Gaussians.floats(rnd, batch * d, 1);
             float[] kvFull = new float[batch * context * dc], peFull = new float[batch * context * dr];
             for (int b = 0; b < batch; b++) {
                 System.arraycopy(latent, b * (context - 1) * dc, kvFull, b * context * dc, (context - 1) * dc);
