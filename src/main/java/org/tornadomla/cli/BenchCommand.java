@@ -37,10 +37,48 @@ import java.util.concurrent.Callable;
  * {@code --sparse} times DeepSeek-V3.2's sparse attention against dense on the whole layer instead ({@link org.tornadomla.bench.SparseBench}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
+        customSynopsis = {"mla bench [--backend B,...] [--heads H,...] [--batch B,...] [--context T,...]",
+                "          [--path P,...] [--dtype D,...] [OPTION...]"},
         description = "Time one decode step of the MLA attention core (absorb_q … unabsorb_v over the latent cache) "
                 + "on each backend and shape; print a table, optionally write a CSV and a chart, and compare with "
-                + "this machine's measured FMA throughput and memory bandwidth (--roofline).")
+                + "this machine's measured FMA throughput and memory bandwidth (--roofline).",
+        footerHeading = "%nExamples:%n",
+        footer = {
+                "  every backend, a few shapes (minutes on 2 cores):",
+                "    mla bench --quick",
+                "  one shape, each task's time and its %% of this CPU's FMA peak:",
+                "    mla bench --backend java-fast --heads 128 --batch 1 --context 4096 \\",
+                "        --path absorbed --roofline --breakdown",
+                "  a CSV and a chart:",
+                "    mla bench --quick --csv out.csv --chart out.png",
+                "  DeepSeek-V3.2's sparse attention against dense:",
+                "    mla bench --sparse --quick"})
 public final class BenchCommand implements Callable<Integer> {
+    /** --help's headings and the options under each (GroupedHelp); an option not named here shows under "Other options:". */
+    static final Map<String, List<String>> HELP_GROUPS = groups(
+            "What to time (the attention core's shapes: every combination of the lists):",
+            List.of("--backend", "--device", "--heads", "--batch", "--context", "--path", "--dtype", "--weights-dtype", "--paged", "--block-size",
+                    "--quick", "--grid"),
+            "How long and what is checked:",
+            List.of("--budget-ms", "--time-limit-s", "--check-limit", "--reference-limit", "--roofline", "--breakdown"),
+            "Output:",
+            List.of("--csv", "--chart", "--transfers-csv"),
+            "The whole layer as well (DeepSeek-V3 geometry):",
+            List.of("--layer-csv", "--layer-only", "--layer-hidden", "--layer-batch", "--layer-context", "--layer-dtype", "--layer-path"),
+            "Other modes, instead of the attention core's shapes:",
+            List.of("--sparse", "--preset", "--topk", "--mixed", "--offload", "--compare-paged"),
+            "Help:",
+            List.of("--help", "--version"));
+
+    private static Map<String, List<String>> groups(Object... headingThenNames) {
+        Map<String, List<String>> m = new LinkedHashMap<>();
+        for (int i = 0; i < headingThenNames.length; i += 2) {
+            @SuppressWarnings("unchecked") List<String> names = (List<String>) headingThenNames[i + 1];
+            m.put((String) headingThenNames[i], names);
+        }
+        return m;
+    }
+
     /**
      * The CSV's columns: the first nine are {@link #CSV_HEADER_SHORT}'s; then the median step (the mean is ms_per_step),
      * where it ran (the CPU and executor, or the TornadoVM device; commas written as semicolons), the day (UTC), and
@@ -54,7 +92,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     static final String TRANSFERS_HEADER = "backend,path,dtype,batch,heads,context,kernel_ms,bytes_to_device,bytes_to_host";
 
-    @Option(names = "--quick", description = "a small grid and short timings: under 3 minutes on 2 cores")
+    @Option(names = "--quick", description = "a small grid and short timings: about 2 minutes on 2 cores, 4 with TornadoVM on PoCL")
     boolean quick;
 
     @Option(names = "--grid", description = "flashmla: FlashMLA's decode benchmark shapes, widened as the GPU kit runs them: batch "

@@ -34,6 +34,7 @@ public final class MlaCommand implements Runnable {
      */
     public static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new MlaCommand());
+        GroupedHelp.install(cl.getSubcommands().get("bench"), BenchCommand.HELP_GROUPS);
         cl.setOut(out);
         cl.setErr(err);
         cl.setExecutionExceptionHandler((thrown, cmd, parsed) -> {
