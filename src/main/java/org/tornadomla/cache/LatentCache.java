@@ -3,6 +3,9 @@ package org.tornadomla.cache;
 import org.tornadomla.MlaException;
 import org.tornadomla.cache.internal.CacheStorage;
 import org.tornadomla.config.MlaConfig;
+import org.tornadomla.kernels.Bf16;
+import org.tornadomla.kernels.CacheLayout;
+import org.tornadomla.kernels.Fp8;
 
 import java.util.Objects;
 
@@ -332,6 +335,29 @@ public final class LatentCache {
     public float[] ropeKey(int b) {
         synchronized (storage) {
             return storage.ropeKey(b);
+        }
+    }
+
+    /**
+     * Sequence b's indexer keys as f32, [length(b), index_head_dim]: each cached e4m3 code times its block's scale, the
+     * key the lightning indexer scores a query against (a copy). Only a {@link #sparse()} cache holds them; asked of a
+     * dense one, this is refused.
+     */
+    public float[] indexerKey(int b) {
+        synchronized (storage) {
+            if (!storage.sparse()) {
+                throw new MlaException("indexerKey: this cache holds no indexer keys: its config has no indexer (index_n_heads, "
+                        + "index_head_dim, index_topk), so the cache is dense");
+            }
+            CacheStorage.IndexKeys keys = storage.indexKeys(b);
+            byte[] codes = keys.codes();
+            float[] scales = keys.scales(), pow2 = Bf16.pow2(), out = new float[codes.length];
+            int d = storage.indexDim(), blocks = d / CacheLayout.FP8_BLOCK;
+            for (int i = 0; i < codes.length; i++) {
+                int t = i / d;
+                out[i] = Fp8.decode(codes[i], pow2) * scales[t * blocks + (i % d) / CacheLayout.FP8_BLOCK];
+            }
+            return out;
         }
     }
 
