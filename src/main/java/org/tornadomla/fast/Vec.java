@@ -4,6 +4,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
@@ -19,7 +20,22 @@ final class Vec {
     static final int L = F.length();
     /** L bf16 numbers, L int8 numbers and L ints as vectors. */
     static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
-    static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.vectorBitSize() / 4));
+    static final VectorSpecies<Byte> BYTES = bytes(F);
+    /**
+     * Where {@link #BYTES} holds more than L bytes (128-bit vectors: no 32-bit byte vector exists, so 64 bits), the
+     * first L lanes: a load of L bytes near an array's end must not read past it.
+     */
+    static final VectorMask<Byte> FIRST_BYTES = BYTES.indexInRange(0, F.length());
+
+    /** L bytes as a vector: a quarter of the float vector's bits, at least 64 (the narrowest byte vector). */
+    static VectorSpecies<Byte> bytes(VectorSpecies<Float> f) {
+        return VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, f.vectorBitSize() / 4)));
+    }
+
+    /** The L bytes at b[at …] in the first L lanes of a {@link #BYTES} vector (the others 0 where it is wider). */
+    static ByteVector loadBytes(byte[] b, int at) {
+        return BYTES.length() == L ? ByteVector.fromArray(BYTES, b, at) : ByteVector.fromArray(BYTES, b, at, FIRST_BYTES);
+    }
     static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, F.vectorShape());
 
     /** Lane i to lane (i + k) mod L: the rotations of {@link #sum}'s tree (those of k ≥ L are not used). */
@@ -95,7 +111,7 @@ final class Vec {
 
     /** int8 values as floats. */
     static FloatVector int8(byte[] b, int at) {
-        return (FloatVector) ByteVector.fromArray(BYTES, b, at).convertShape(VectorOperators.B2F, F, 0);
+        return (FloatVector) loadBytes(b, at).convertShape(VectorOperators.B2F, F, 0);
     }
 
     /**
@@ -103,7 +119,7 @@ final class Vec {
      * m·2^−9 (as kernels.Fp8.decode computes it).
      */
     static FloatVector e4m3(byte[] b, int at) {
-        IntVector v = (IntVector) ByteVector.fromArray(BYTES, b, at).convertShape(VectorOperators.B2I, INTS, 0);
+        IntVector v = (IntVector) loadBytes(b, at).convertShape(VectorOperators.B2I, INTS, 0);
         IntVector mag = v.and(0x7F), e = mag.lanewise(VectorOperators.LSHR, 3), m = mag.and(7);
         FloatVector normal = e.add(120).lanewise(VectorOperators.LSHL, 23).or(m.lanewise(VectorOperators.LSHL, 20)).reinterpretAsFloats();
         FloatVector sub = ((FloatVector) m.convert(VectorOperators.I2F, 0)).mul(1f / 512);

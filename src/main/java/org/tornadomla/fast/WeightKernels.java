@@ -1,6 +1,5 @@
 package org.tornadomla.fast;
 
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -36,7 +35,6 @@ public final class WeightKernels {
     private static final int L = F.length();
     private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, F.vectorShape());
     /** L e4m3 codes and L bf16 numbers as vectors. */
-    private static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.vectorBitSize() / 4));
     private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
     private static final int B = Fp8.WEIGHT_BLOCK;
 
@@ -67,7 +65,7 @@ public final class WeightKernels {
 
     /** The L e4m3 codes at w[off …] as floats (exact). */
     private static FloatVector e4m3(byte[] w, int off) {
-        IntVector v = (IntVector) ByteVector.fromArray(BYTES, w, off).convertShape(VectorOperators.B2I, INTS, 0);
+        IntVector v = (IntVector) Vec.loadBytes(w, off).convertShape(VectorOperators.B2I, INTS, 0);
         IntVector mag = v.and(0x7F);
         FloatVector normal = mag.lanewise(VectorOperators.LSHL, 20).add(120 << 23).reinterpretAsFloats();
         FloatVector sub = ((FloatVector) mag.convert(VectorOperators.I2F, 0)).mul(1f / 512);
@@ -86,7 +84,7 @@ public final class WeightKernels {
      * does, whenever scale·2^120 is finite (any scale below 2^8; real ones are about 1e-4).
      */
     private static FloatVector e4m3Times2ToMinus120(byte[] w, int off) {
-        IntVector v = (IntVector) ByteVector.fromArray(BYTES, w, off).convertShape(VectorOperators.B2I, INTS, 0);
+        IntVector v = (IntVector) Vec.loadBytes(w, off).convertShape(VectorOperators.B2I, INTS, 0);
         return v.lanewise(VectorOperators.LSHL, 20).and(0x87F00000).reinterpretAsFloats();   // widening copied the sign to bits 27…31
     }
 

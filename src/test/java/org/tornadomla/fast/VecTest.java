@@ -87,4 +87,21 @@ class VecTest {
             }
         }
     }
+
+    /**
+     * L bytes as a vector at every float width: a quarter of its bits, but never under 64 (no 32-bit byte vector
+     * exists: 128-bit JVMs, arm64's NEON and SSE-only x86, failed to load java-fast before 2026-12-07).
+     */
+    @Test
+    void byteVectorsHoldAVectorsWorthOfBytesAtEveryWidth() {
+        assertEquals(64, Vec.bytes(FloatVector.SPECIES_128).vectorBitSize());
+        assertEquals(64, Vec.bytes(FloatVector.SPECIES_256).vectorBitSize());
+        assertEquals(128, Vec.bytes(FloatVector.SPECIES_512).vectorBitSize());
+        // the JVM's own width: the L codes at an array's very end load, and decode as the reference does
+        byte[] codes = new byte[Vec.L];
+        for (int i = 0; i < codes.length; i++) codes[i] = (byte) (i * 37 + 5);
+        float[] got = new float[Vec.L], pow2 = org.tornadomla.kernels.Bf16.pow2();
+        Vec.e4m3(codes, 0).intoArray(got, 0);
+        for (int i = 0; i < codes.length; i++) assertEquals(org.tornadomla.kernels.Fp8.decode(codes[i], pow2), got[i], "code " + codes[i]);
+    }
 }
