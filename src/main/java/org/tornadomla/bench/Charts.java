@@ -147,10 +147,65 @@ public final class Charts {
             throw new MlaException(option + " writes a PNG image: name a .png file, found " + Messages.quote(name));
         }
         OutputFiles.checkOwn(option, png, "a PNG image", head -> head.length >= 8 && (head[0] & 0xff) == 0x89 && head[1] == 'P' && head[2] == 'N' && head[3] == 'G');
+        requireFonts(option);
+    }
+
+    /** Why this JVM cannot draw a chart's text ("" : it can), worked out on the first chart. */
+    private static volatile String fontProblem;
+
+    /**
+     * Refuses, in one line, a JVM that finds no font to draw a chart's text with: a container or slim image without
+     * font packages, where Java's font code throws an Error ("No physical fonts found") or a RuntimeException
+     * ("Fontconfig head is null") at the first text it draws. Checked before any measuring ({@link #checkPng}), so a
+     * long run does not end in that error; the answer is kept for the JVM's later charts.
+     */
+    static void requireFonts(String option) {
+        String why = fontProblem;
+        if (why == null) fontProblem = why = problem(Charts::drawText);
+        refuse(option, why);
+    }
+
+    /** As {@link #requireFonts(String)} with {@code draw} standing for the drawing of a chart's text (tests). */
+    static void requireFonts(String option, Runnable draw) {
+        refuse(option, problem(draw));
+    }
+
+    private static void refuse(String option, String why) {
+        if (!why.isEmpty()) {
+            boolean isOption = option.startsWith("--");
+            throw new MlaException((isOption ? option + ": a chart" : option) + " has text, and this JVM found no font to draw it with (" + why
+                    + "); install fonts (on Debian or Ubuntu: fontconfig and fonts-dejavu-core)" + (isOption ? ", or leave " + option + " out" : ""));
+        }
+    }
+
+    /** What went wrong when {@code draw} ran, in one line, or "" when nothing did. */
+    private static String problem(Runnable draw) {
+        try {
+            draw.run();
+            return "";
+        } catch (RuntimeException | Error e) {
+            String m = e.getMessage();
+            return m == null || m.isBlank() ? e.getClass().getSimpleName() : Messages.oneLine(m);
+        }
+    }
+
+    /** Draws a little text in the charts' fonts on an image in memory: what a chart needs of the fonts. */
+    private static void drawText() {
+        java.awt.image.BufferedImage image = new java.awt.image.BufferedImage(8, 8, java.awt.image.BufferedImage.TYPE_INT_RGB);
+        java.awt.Graphics2D g = image.createGraphics();
+        try {
+            g.setFont(TITLE);
+            g.drawString("MLA 0.1", 0, 8);
+            g.setFont(SMALL);
+            g.getFontMetrics().stringWidth("1,000 ms");
+        } finally {
+            g.dispose();
+        }
     }
 
     /** Writes the chart as a PNG of width × height pixels, atomically, refusing to overwrite any of {@code inputs}. */
     public static void writePng(Path png, Collection<Path> inputs, JFreeChart chart, int width, int height) {
+        requireFonts("the chart " + png);
         OutputFiles.write(png, inputs, out -> ChartUtils.writeChartAsPNG(out, chart, width, height));
     }
 }

@@ -45,4 +45,19 @@ class ChartsTest {
         Charts.checkPng("--chart", png);            // a chart written before: may be replaced
         Charts.checkPng("--chart", dir.resolve("new.png"));
     }
+
+    /** A JVM without fonts (a slim container) is refused in one line naming the option and what to install, not left to Java's Error. */
+    @Test
+    void aJvmWithoutFontsIsRefusedBeforeAnyChart() {
+        MlaException e = assertThrows(MlaException.class, () -> Charts.requireFonts("--chart", () -> {
+            throw new Error("Probable fatal error: No physical fonts found.");
+        }));
+        assertEquals("--chart: a chart has text, and this JVM found no font to draw it with (Probable fatal error: No physical fonts found.); "
+                + "install fonts (on Debian or Ubuntu: fontconfig and fonts-dejavu-core), or leave --chart out", e.getMessage());
+        e = assertThrows(MlaException.class, () -> Charts.requireFonts("the chart x.png", () -> {
+            throw new RuntimeException("Fontconfig head is null, check your fonts or fonts configuration");
+        }));
+        assertTrue(e.getMessage().startsWith("the chart x.png has text") && !e.getMessage().contains("leave"), e.getMessage());
+        Charts.requireFonts("--chart");     // this machine has fonts: no refusal
+    }
 }
