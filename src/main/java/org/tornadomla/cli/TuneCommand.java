@@ -104,7 +104,7 @@ public final class TuneCommand implements Callable<Integer> {
         boolean write = !dryRun && !(quick && output == null);
         Path file = output != null ? output : KernelChoices.file();
         if (write && file == null) {
-            throw new MlaException("no file to write: -D" + KernelChoices.FILE_PROPERTY + "=none (give --output FILE, or --dry-run)");
+            throw new MlaException("no file to write: " + KernelChoices.noFile() + " (give --output FILE, or --dry-run)");
         }
         // the file already there: the lines to keep (--choices), and whether it may be replaced, checked before any timing
         KernelChoices.Saved before = file != null ? existing(file, write) : null;
@@ -389,7 +389,7 @@ public final class TuneCommand implements Callable<Integer> {
 
     private static void show(PrintWriter out) {
         Path f = KernelChoices.file();
-        out.println("file of measured choices: " + (f == null ? "none (-D" + KernelChoices.FILE_PROPERTY + "=none)"
+        out.println("file of measured choices: " + (f == null ? "none (" + KernelChoices.noFile() + ")"
                 : f + (Files.exists(f) ? "" : " (not there: run mla tune to measure the choices)")));
         if (KernelChoices.ignored() != null) out.println("ignored: " + KernelChoices.ignored());
         if (KernelChoices.measured() != null) out.println("measured: " + KernelChoices.measured() + " " + KernelChoices.measuredChoices());

@@ -132,16 +132,49 @@ public final class KernelChoices {
 
     /**
      * The file of measured choices: {@code -Dtornadomla.fast.choices=FILE}, else {@code
-     * $XDG_CACHE_HOME/tornadomla/java-fast-choices.properties}, else the same under {@code ~/.cache}; null with
-     * {@code -Dtornadomla.fast.choices=none}.
+     * $XDG_CACHE_HOME/tornadomla/java-fast-choices.properties}, else the same under the home directory's {@code .cache}
+     * ({@link #cacheBase}); null with {@code -Dtornadomla.fast.choices=none}, or where there is no home directory to
+     * put it under ({@link #noFile()} says which).
      */
     public static Path file() {
         String p = System.getProperty(FILE_PROPERTY, "");
         if (p.equals("none")) return null;
         if (!p.isEmpty()) return Path.of(p);
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home", "."), ".cache");
-        return base.resolve("tornadomla").resolve("java-fast-choices.properties");
+        Path base = cacheBase(System.getenv("XDG_CACHE_HOME"), System.getenv("HOME"), System.getProperty("user.home"));
+        return base == null ? null : base.resolve("tornadomla").resolve("java-fast-choices.properties");
+    }
+
+    /** Why {@link #file()} is null, in words for a message. */
+    public static String noFile() {
+        return System.getProperty(FILE_PROPERTY, "").equals("none") ? "-D" + FILE_PROPERTY + "=none"
+                : "no home directory to keep it under: HOME and XDG_CACHE_HOME are unset or not absolute paths, and Java's user.home is "
+                + org.tornadomla.internal.Messages.quote(String.valueOf(System.getProperty("user.home")));
+    }
+
+    /**
+     * The folder the file of choices goes under: {@code xdg} (XDG_CACHE_HOME) where it is an absolute path, else
+     * {@code .cache} in {@code home} (HOME), else in {@code userHome} (Java's user.home), each only where absolute;
+     * null where none is. A relative one would put the file under whichever folder a program ran in (a user ID
+     * without a passwd entry, as in a container run with --user, has user.home "?"), and the XDG spec ignores it.
+     */
+    static Path cacheBase(String xdg, String home, String userHome) {
+        Path x = absolute(xdg);
+        if (x != null) return x;
+        for (String h : new String[] {home, userHome}) {
+            Path p = absolute(h);
+            if (p != null) return p.resolve(".cache");
+        }
+        return null;
+    }
+
+    private static Path absolute(String s) {
+        if (s == null || s.isBlank()) return null;
+        try {
+            Path p = Path.of(s);
+            return p.isAbsolute() ? p : null;
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
+        }
     }
 
     /**

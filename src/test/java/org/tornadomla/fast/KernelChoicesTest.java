@@ -170,4 +170,18 @@ class KernelChoicesTest {
         assertTrue(s.contains(" | " + Vec.F.vectorBitSize() + "-bit vectors | " + Runtime.getRuntime().availableProcessors() + " processors"), s);
     }
 
+
+    /**
+     * The folder of the file of choices: XDG_CACHE_HOME, else HOME's .cache, else user.home's, each only where it is an
+     * absolute path. A container's user ID without a passwd entry has user.home "?", which wrote the file under "./?".
+     */
+    @Test
+    void theChoicesGoUnderAnAbsoluteHomeOrNowhere() {
+        assertEquals(Path.of("/x/cache"), KernelChoices.cacheBase("/x/cache", "/home/u", "/root"));
+        assertEquals(Path.of("/home/u/.cache"), KernelChoices.cacheBase(null, "/home/u", "/root"));     // $HOME before user.home
+        assertEquals(Path.of("/home/u/.cache"), KernelChoices.cacheBase("relative", "/home/u", "?"));   // a relative XDG_CACHE_HOME is ignored
+        assertEquals(Path.of("/root/.cache"), KernelChoices.cacheBase("", "", "/root"));
+        assertNull(KernelChoices.cacheBase(null, null, "?"));
+        assertNull(KernelChoices.cacheBase(" ", "home", null));
+    }
 }
