@@ -103,7 +103,7 @@ public final class RankCommand implements Callable<Integer> {
         List<Path> inputs = new ArrayList<>();
         try (TensorSource src = TensorSource.open(weights)) {
             inputs.addAll(src.files());
-            if (output != null) OutputFiles.check(output, inputs);
+            if (output != null) checkOutput(inputs);
             if (chart != null) {
                 OutputFiles.check(chart, inputs);
                 Charts.checkPng("--chart", chart);
@@ -185,7 +185,7 @@ public final class RankCommand implements Callable<Integer> {
         if (toMla != null) {
             int kvRows = rows / 2;
             MhaToMla.Factors f = MhaToMla.factors(lr, toMla, kvRows);
-            new SafeTensorsWriter().metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + toMla)
+            new SafeTensorsWriter().metadata(OutputFiles.WRITTEN_BY, "mla rank").metadata("converted_from", "joint SVD of [k_proj; v_proj], rank " + toMla)
                     .add(p + "kv_a_proj.weight", new long[] {toMla, cols}, f.wDkv())
                     .add(p + "k_up_proj.weight", new long[] {kvRows, toMla}, f.wUk())
                     .add(p + "v_up_proj.weight", new long[] {kvRows, toMla}, f.wUv()).write(output, inputs);
@@ -224,11 +224,18 @@ public final class RankCommand implements Callable<Integer> {
         return r;
     }
 
+    /** --output may be written: not an input, and new or a file mla rank wrote (--to-mla or --generate), never a checkpoint. */
+    private void checkOutput(List<Path> inputs) {
+        OutputFiles.check(output, inputs);
+        OutputFiles.checkOwn("--output", output, "a file mla rank wrote",
+                head -> OutputFiles.writtenBy(head, "mla rank", "\"planted_rank\":", "\"converted_from\":"));
+    }
+
     /** An MHA/GQA layer whose [k_proj; v_proj] has rank {@code plantedRank} (plus 1e-4 noise). */
     private Integer generate(PrintWriter out) {
         if (output == null) throw new MlaException("--generate needs --output FILE");
         if (hidden < 1 || kvHeads < 1) throw new MlaException("--hidden and --kv-heads must be >= 1, found " + hidden + " and " + kvHeads);
-        OutputFiles.check(output, List.of());
+        checkOutput(List.of());
         int kvRows = Memory.arrayLength((long) kvHeads * headDim, "k_proj rows");
         Memory.arrayLength(2L * kvRows * hidden, "[k_proj; v_proj]");
         Memory.require(4L * 2 * (2L * kvRows * hidden) + 4L * plantedRank * (2L * kvRows + hidden), "the generated layer");
@@ -237,7 +244,7 @@ public final class RankCommand implements Callable<Integer> {
         }
         float[][] kv = MhaToMla.plantedRankLayer(kvRows, hidden, plantedRank, 1);
         String p = MlaWeights.prefix(0);
-        new SafeTensorsWriter().metadata("planted_rank", Integer.toString(plantedRank))
+        new SafeTensorsWriter().metadata(OutputFiles.WRITTEN_BY, "mla rank").metadata("planted_rank", Integer.toString(plantedRank))
                 .add(p + "k_proj.weight", new long[] {kvRows, hidden}, kv[0])
                 .add(p + "v_proj.weight", new long[] {kvRows, hidden}, kv[1])
                 .write(output, List.of());

@@ -124,6 +124,8 @@ public final class RunLayerCommand implements Callable<Integer> {
             try (TensorSource src = TensorSource.open(weights)) {
                 inputs.addAll(src.files());
                 OutputFiles.check(output, inputs);            // before any work: never compute what cannot be written
+                OutputFiles.checkOwn("--output", output, "a file mla run-layer wrote",
+                        head -> OutputFiles.writtenBy(head, "mla run-layer", "\"prefill_output"));
                 if (layer >= 0) src.requireLayer(layer);     // --layer 5 on a file of layer 0 says which layers it holds
                 w = MlaWeights.load(src, cfg, layer, wanted);
                 for (MlaWeights.Tensor t : MlaWeights.tensors(cfg)) {
@@ -307,7 +309,7 @@ public final class RunLayerCommand implements Callable<Integer> {
                 paged ? String.format(" paged (%d blocks of %d tokens, %.1f MB)", blocks, bs, cache.storageBytes() / 1e6)
                         : String.format(" contiguous (%.1f MB)", cache.storageBytes() / 1e6), mla.device());
 
-        SafeTensorsWriter writer = new SafeTensorsWriter();
+        SafeTensorsWriter writer = new SafeTensorsWriter().metadata(OutputFiles.WRITTEN_BY, "mla run-layer");
         long t0 = System.nanoTime();
         if (in.uniform()) {
             int t = in.lengths()[0];

@@ -72,6 +72,24 @@ public final class OutputFiles {
         }
     }
 
+    /**
+     * The {@code __metadata__} key the command line's safetensors outputs name their command in ("mla run-layer", "mla
+     * rank"), so that a later run replaces only a file of its own ({@link #writtenBy}).
+     */
+    public static final String WRITTEN_BY = "tornadomla.written_by";
+
+    /**
+     * Whether a safetensors file's first bytes {@code head} name {@code command} under {@link #WRITTEN_BY} (the first
+     * metadata entry, written compactly), or hold one of {@code olderMarks}: what the command's files held before it
+     * named itself (a tensor or metadata name only it writes, e.g. {@code "prefill_output}).
+     */
+    public static boolean writtenBy(byte[] head, String command, String... olderMarks) {
+        String text = new String(head, java.nio.charset.StandardCharsets.ISO_8859_1);
+        if (text.contains("\"" + WRITTEN_BY + "\":\"" + command + "\"")) return true;
+        for (String m : olderMarks) if (text.contains(m)) return true;
+        return false;
+    }
+
     /** Whether {@code head} starts with the line {@code header} (one of a CSV's possible headers). */
     public static boolean startsWithLine(byte[] head, String... headers) {
         String text = new String(head, java.nio.charset.StandardCharsets.UTF_8);

@@ -654,6 +654,17 @@ class CliTest {
             assertArrayEquals(new long[] {20, 96}, f.info("model.layers.0.self_attn.kv_a_proj.weight").shape());
         }
         assertTrue(Files.size(png) > 1000);
+        // --output replaces only what mla rank wrote: its own files again, never another file
+        assertEquals(0, mla("rank", "--generate", "--output", layer.toString(), "--hidden", "96", "--kv-heads", "2", "--head-dim", "16",
+                "--planted-rank", "20").code);
+        assertEquals(0, mla("rank", "--generate", "--output", mlaOut.toString(), "--hidden", "96", "--kv-heads", "2", "--head-dim", "16",
+                "--planted-rank", "20").code);
+        Path notes = dir.resolve("notes.txt");
+        Files.writeString(notes, "my notes\n");
+        Run over = mla("rank", "--generate", "--output", notes.toString());
+        assertEquals(2, over.code, over.err);
+        assertTrue(over.err.contains("--output " + notes + " exists and is not a file mla rank wrote"), over.err);
+        assertEquals("my notes\n", Files.readString(notes));
         assertEquals(2, mla("rank", "--weights", dir.resolve("nope.safetensors").toString()).code);
         assertEquals(2, mla("rank").code);
     }

@@ -52,6 +52,22 @@ class ExampleCliTest {
             }
         }
 
+        // run-layer again over its own output: replaced; over a file it did not write (another checkpoint, notes): refused, untouched
+        ran = CliTest.mla("run-layer", "--config", ex.resolve("config.json").toString(), "--weights",
+                ex.resolve("model.safetensors").toString(), "--input", ex.resolve("in.safetensors").toString(), "--output", out.toString());
+        assertEquals(0, ran.code(), ran.err());
+        Path other = dir.resolve("other.safetensors"), notes = dir.resolve("notes.txt");
+        Files.copy(ex.resolve("model.safetensors"), other);
+        Files.writeString(notes, "my notes\n");
+        for (Path p : new Path[] {other, notes}) {
+            byte[] was = Files.readAllBytes(p);
+            CliTest.Run over = CliTest.mla("run-layer", "--config", ex.resolve("config.json").toString(), "--weights",
+                    ex.resolve("model.safetensors").toString(), "--input", ex.resolve("in.safetensors").toString(), "--output", p.toString());
+            assertEquals(2, over.code(), over.err());
+            assertTrue(over.err().contains("--output " + p + " exists and is not a file mla run-layer wrote"), over.err());
+            assertTrue(java.util.Arrays.equals(was, Files.readAllBytes(p)), p + " changed");
+        }
+
         // a second time into the same folder: refused, the files as they were
         byte[] config = Files.readAllBytes(ex.resolve("config.json"));
         CliTest.Run again = CliTest.mla("example", ex.toString());
