@@ -28,4 +28,23 @@ final class ChildJvm {
             }
         });
     }
+
+    /**
+     * The options of this JVM a child that runs the same kernels must share, so that both measure or decode alike:
+     * its {@code -XX:} options (processors, vector width, AVX level) and its {@code tornadomla.} system properties
+     * (java-fast's choices). A user's other options are left out: they may name this JVM's own files or ports.
+     */
+    static List<String> sharedOptions() {
+        return sharedOptions(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(), System.getProperties());
+    }
+
+    /** {@link #sharedOptions()} of a JVM started with {@code inputArguments} and holding {@code properties}. */
+    static List<String> sharedOptions(List<String> inputArguments, java.util.Properties properties) {
+        List<String> out = new java.util.ArrayList<>();
+        for (String a : inputArguments) if (a.startsWith("-XX:")) out.add(a);
+        for (String k : new java.util.TreeSet<>(properties.stringPropertyNames())) {
+            if (k.startsWith("tornadomla.")) out.add("-D" + k + "=" + properties.getProperty(k));
+        }
+        return out;
+    }
 }

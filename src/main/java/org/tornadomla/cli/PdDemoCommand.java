@@ -181,10 +181,11 @@ public final class PdDemoCommand implements Callable<Integer> {
     private record Decoded(long pid, int tokens, int blocks, long bytes, long nanos, List<float[]> outputs) {
     }
 
-    /** Starts the decode process (same java, class path and heap), hands it the token ids and reads its report. */
+    /** Starts the decode process (same java, class path, heap and -XX: options), hands it the token ids and reads its report. */
     private Decoded runDecodeProcess(int[] prompt, int[] next) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(ChildJvm.java(), "-Xmx" + (Runtime.getRuntime().maxMemory() >> 20) + "m", "-Djava.awt.headless=true"));
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) cmd.addAll(List.of("--add-modules", "jdk.incubator.vector"));
+        cmd.addAll(ChildJvm.sharedOptions());                               // -XX: (processors, vector width) and java-fast's choices
         for (String k : System.getProperties().stringPropertyNames()) {   // TLS: the same trust store (a path; never a password's value)
             if (k.startsWith("javax.net.ssl.") && !k.toLowerCase(Locale.ROOT).contains("password")) cmd.add("-D" + k + "=" + System.getProperty(k));
         }
