@@ -82,7 +82,7 @@ public final class BenchCommand implements Callable<Integer> {
     /**
      * The CSV's columns: the first nine are {@link #CSV_HEADER_SHORT}'s; then the median step (the mean is ms_per_step),
      * where it ran (the CPU and executor, or the TornadoVM device; commas written as semicolons), the day (UTC), and
-     * whether the JIT was waited for ({@code no} under --budget-ms 100: such a row checks that the shape runs).
+     * whether the JIT was waited for ({@code no} with a --budget-ms below 100: such a row checks that the shape runs).
      */
     static final String CSV_HEADER = org.tornadomla.bench.GpuReport.BENCH_HEADER_SHORT + org.tornadomla.bench.GpuReport.BENCH_HEADER_MORE;
     /** The nine columns of bench's CSV before 2026-12-07, which the GPU kit's PyTorch and libtorch CSVs keep (GpuReport reads both). */

@@ -46,6 +46,11 @@ public final class KernelOptions {
     /** The executor for --backend (or {@link #defaultBackend()})/--device; --profile prints to {@code out}. */
     GraphExecutor executor(PrintWriter out) {
         String backend = this.backend == null ? defaultBackend() : this.backend;
+        if (this.backend == null && backend.equals("java-reference")) {
+            // the default is java-fast; say why this JVM runs the slower reference kernels instead
+            out.println("note: java-reference, not java-fast: this JVM was started without the Vector API (--add-modules "
+                    + "jdk.incubator.vector, which ./mla adds)");
+        }
         if ((profile || plainKernels) && !isTornado(backend)) {
             throw new MlaException((profile ? "--profile" : "--plain-kernels") + " needs --backend tornado");
         }

@@ -79,6 +79,13 @@ public final class MlaCommand implements Runnable {
             java.util.List<String> names = m.getMissing().stream().map(MlaCommand::name).toList();
             return "missing " + String.join(", ", names);
         }
+        if (ex.getArgSpec() != null && ex.getValue() != null && elementType(ex.getArgSpec()) == java.nio.file.Path.class
+                && String.valueOf(ex.getMessage()).contains("InvalidPathException")) {
+            // a name with é or ü under an ASCII locale (C, POSIX): the JVM encodes file names in the locale's charset
+            return name(ex.getArgSpec()) + ": " + Messages.quote(ex.getValue()) + " is not a file name this JVM can encode in its "
+                    + "file-name character set (" + System.getProperty("sun.jnu.encoding") + ", from the locale); run it under a UTF-8 "
+                    + "locale, e.g. LC_ALL=C.UTF-8 (./mla does where the system has one)";
+        }
         String expected = ex.getArgSpec() == null || ex.getValue() == null ? null : expected(elementType(ex.getArgSpec()));
         if (expected != null) {
             return name(ex.getArgSpec()) + " must be " + expected + ", found " + Messages.quote(ex.getValue());
@@ -183,6 +190,10 @@ public final class MlaCommand implements Runnable {
     }
 
     public static void main(String[] args) {
+        // numbers print with a dot in every locale, as the CSVs and tables do (a German or Turkish locale printed
+        // "20,1 MB" beside a table's "20.1"; PrintWriter.printf follows the default locale, not only its FORMAT
+        // category), and text case-folds as in English (Turkish folds "I" to a dotless "ı")
+        java.util.Locale.setDefault(java.util.Locale.ROOT);
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(System.err, true);
         System.exit(execute(commandLine(out, err), args));

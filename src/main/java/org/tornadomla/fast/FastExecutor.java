@@ -308,6 +308,6 @@ public final class FastExecutor extends JvmExecutor {
 
     @Override
     public String device() {
-        return "java-fast (Vector API " + Vec.F.vectorBitSize() + "-bit, " + parallelism() + " threads)";
+        return "java-fast (Vector API " + Vec.F.vectorBitSize() + "-bit, " + parallelism() + (parallelism() == 1 ? " thread)" : " threads)");
     }
 }

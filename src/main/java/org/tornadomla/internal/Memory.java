@@ -15,12 +15,13 @@ public final class Memory {
 
     /** Throws unless about {@code bytes} more bytes fit in the heap now. */
     public static void require(long bytes, String what) {
-        if (bytes < 0) throw new MlaException(what + " needs more than " + Long.MAX_VALUE + " bytes");
+        if (bytes < 0) throw new MlaException(what + ": more than " + Long.MAX_VALUE + " bytes needed");
         if (bytes <= available()) return;
         System.gc();                    // "used" counted garbage too; ask once more after a collection
         long free = available();
         if (bytes > free) {
-            throw new MlaException(what + " needs " + mb(bytes) + " MB, the JVM has about " + mb(free) + " MB free of "
+            // "what: N MB needed": what may be singular or plural ("a copy of weight x", "layer 0's weights as f32")
+            throw new MlaException(what + ": " + mb(bytes) + " MB needed, the JVM has about " + mb(free) + " MB free of "
                     + mb(Runtime.getRuntime().maxMemory()) + " MB (give the JVM a larger heap with -Xmx, for ./mla MLA_JAVA_OPTS=-Xmx16g, or ask for less)");
         }
     }
