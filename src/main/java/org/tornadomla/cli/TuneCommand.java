@@ -217,8 +217,10 @@ public final class TuneCommand implements Callable<Integer> {
             Path dir = file.toAbsolutePath().getParent();
             Files.createDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".java-fast-choices", ".check"));
-        } catch (IOException | RuntimeException e) {
-            throw new MlaException("cannot write " + file + " (" + e + "): give --output FILE in a folder you can write, or --dry-run");
+        } catch (IOException e) {
+            throw new MlaException("cannot write " + file + " (" + org.tornadomla.internal.Messages.reason(e) + "): give --output FILE in a folder you can write, or --dry-run");
+        } catch (RuntimeException e) {
+            throw new MlaException("cannot write " + file + " (" + e.getMessage() + "): give --output FILE in a folder you can write, or --dry-run");
         }
     }
 
