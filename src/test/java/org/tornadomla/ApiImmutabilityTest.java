@@ -237,6 +237,7 @@ class ApiImmutabilityTest {
         CacheStorage.IndexKeys ik = CacheStorage.of(sc).indexKeys(0);
         m.put("IndexKeys.codes()", ik::codes);
         m.put("IndexKeys.scales()", ik::scales);
+        m.put("LatentCache.indexerKey(int)", () -> sc.indexerKey(0));
         m.put("MlaLayer.lastSelection()", sparseLayer::lastSelection);
         m.put("RopeFrequencies.inverseFrequencies(MlaConfig)", () -> RopeFrequencies.inverseFrequencies(TestData.yarn()));
         m.put("RopeFrequencies.correctionRange(MlaConfig)", () -> RopeFrequencies.correctionRange(TestData.yarn()));
