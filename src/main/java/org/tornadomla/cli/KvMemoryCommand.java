@@ -244,7 +244,15 @@ public final class KvMemoryCommand implements Callable<Integer> {
             long numbers = KvMemory.schemes(m, groups).get(0).numbersPerTokenPerLayer();
             for (String d : dtypes) {
                 int bytes = KvMemory.bytes(d);
-                long perToken = (numbers * bytes + m.indexerBytes()) * m.layers();
+                // the latent as a device caches it: fp8 and int8 with their scales and fp8's bf16 rope key (656 and 584 B for
+                // DeepSeek-V3, not 576), as the "as cached" rows above; f16 is no cache dtype of this library: its numbers
+                long latent;
+                try {
+                    latent = CacheDtype.parse(d).bytesPerToken(m.kvLoraRank(), m.ropeDim());
+                } catch (MlaException e) {
+                    latent = numbers * bytes;
+                }
+                long perToken = (latent + m.indexerBytes()) * m.layers();
                 double request = (double) perToken * context;
                 String heads = m.heads() % n == 0 ? m.heads() / n + " heads each" : m.heads() + " heads do not split into " + n;
                 out.printf("%-18s %-52s %-5s %,16d %14s %16s%n", m.name(), "MLA TP " + n + " (" + heads + "; the whole latent on each)", d,
