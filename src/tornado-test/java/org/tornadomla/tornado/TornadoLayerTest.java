@@ -145,4 +145,26 @@ class TornadoLayerTest {
         assertTrue(assertThrows(MlaException.class, () -> new TornadoExecutor("gpu", null)).getMessage().contains("backend:device"));
         assertTrue(tornado.device().startsWith("tornado 0:0 "), tornado.device());
     }
+
+    /** A closed TornadoVM executor refuses to run, as a closed java-fast one does (it used to run on, rebuilding its plans). */
+    @Test
+    void aClosedExecutorRefusesToRun() {
+        MlaWeights w = MlaWeights.random(TestData.small(), 3);
+        TornadoExecutor ex = new TornadoExecutor(null, null);
+        MlaLayer layer = new MlaLayer(w, ex);
+        LatentCache cache = layer.newCache(1, 8, CacheDtype.F32);
+        layer.prefill(cache, TestData.gaussian(4, 2 * w.config().hiddenSize()), 2, AttentionPath.TILED);
+        ex.close();
+        MlaException e = assertThrows(MlaException.class, () -> layer.decode(cache, TestData.gaussian(5, w.config().hiddenSize()), AttentionPath.TILED));
+        assertTrue(e.getMessage().contains("is closed; make a new one (Backends.create(\"tornado:0:0\"))"), e.getMessage());
+        assertEquals(2, cache.length(0), "the refused step left the cache as it was");
+    }
+
+    /** TornadoVM's terminal colours and line breaks do not reach a message. */
+    @Test
+    void tornadoMessagesArePlainText() {
+        assertEquals("Unable to allocate 1572880 bytes of memory. To increase the maximum device memory, use -Dtornado.device.memory=<X>GB",
+                TornadoExecutor.plain("Unable to allocate 1572880 bytes of memory.\u001B[33m\n\tTo increase the maximum device memory, use "
+                        + "-Dtornado.device.memory=<X>GB\n\u001B[0m"));
+    }
 }

@@ -165,6 +165,21 @@ public final class TornadoExecutor implements GraphExecutor {
 
     @Override
     public void execute(KernelGraph graph) {
+        // one graph at a time on this executor, and none after close(): close() waits for a running one (it frees the
+        // device buffers a running plan uses) and a closed executor refuses, as a closed java-fast one does
+        synchronized (this) {
+            if (closed) {
+                throw new MlaException("this TornadoVM executor (" + device() + ") is closed; make a new one (Backends.create(\"tornado:"
+                        + deviceName.split(" ")[0] + "\"))");
+            }
+            executeOpen(graph);
+        }
+    }
+
+    /** Set by {@link #close()}: a closed executor refuses to run. */
+    private boolean closed;
+
+    private void executeOpen(KernelGraph graph) {
         Plan plan = plans.get(graph);
         boolean stale = false;
         for (DeviceResident s : graph.states()) {
@@ -250,7 +265,7 @@ public final class TornadoExecutor implements GraphExecutor {
     }
 
     @Override
-    public void release(KernelGraph graph) {
+    public synchronized void release(KernelGraph graph) {
         Plan plan = plans.remove(graph);
         if (plan != null) {
             for (DeviceResident s : graph.states()) {
@@ -261,14 +276,23 @@ public final class TornadoExecutor implements GraphExecutor {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         for (KernelGraph g : new ArrayList<>(plans.keySet())) release(g);
     }
 
     static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null && t.getCause() != t) t = t.getCause();
-        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (cause: " + t + ")";
+        return plain(t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (cause: " + t + ")");
+    }
+
+    /**
+     * TornadoVM's message without its terminal colours (ESC [ … m) and with its line breaks and tabs as spaces: its
+     * out-of-memory hint came through as the escape codes of yellow, a line break and a tab, then "To increase …".
+     */
+    static String plain(String message) {
+        return message.replaceAll("\u001B\\[[0-9;]*[A-Za-z]", "").replaceAll("\\s+", " ").strip();
     }
 
     /** One graph as one TornadoVM execution plan. */
