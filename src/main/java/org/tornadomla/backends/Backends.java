@@ -170,6 +170,11 @@ public final class Backends {
             Throwable cause = e.getCause();
             if (cause instanceof MlaException m) throw m;
             String hint = nativeLibraryHint(System.getenv("TORNADOVM_HOME"), cause);
+            if (hint == null && cause instanceof IndexOutOfBoundsException && String.valueOf(cause.getMessage()).endsWith("length 0")) {
+                // TornadoVM indexes the first device of a platform whose driver listed none (POCL_DEVICES=bogus)
+                throw new MlaException("TornadoVM found no device: its driver listed none (check the driver: clinfo lists OpenCL devices; "
+                        + "for PoCL, POCL_DEVICES)", cause);
+            }
             if (cause instanceof NoClassDefFoundError || cause instanceof ExceptionInInitializerError) {
                 throw new MlaException("TornadoVM could not start in this JVM (" + describe(cause) + ")"
                         + (hint != null ? ": " + hint : ": start through ./mla, which adds $TORNADOVM_HOME/tornado-argfile"), cause);

@@ -164,8 +164,8 @@ public final class BenchCommand implements Callable<Integer> {
     private Path csv;
     private boolean csvToStdout;
 
-    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, measured limits as lines (so it measures them, as "
-            + "--roofline does; folders made as needed)")
+    @Option(names = "--chart", description = "write a PNG chart: bars per backend per shape, this CPU's measured limits as lines where a JVM "
+            + "backend runs (so it measures them, as --roofline does; with TornadoVM devices alone, no lines); folders made as needed")
     Path chart;
 
     @Option(names = "--roofline", description = "measure this CPU's FMA throughput and memory bandwidth (on the JVM's threads) and print "
@@ -289,7 +289,9 @@ public final class BenchCommand implements Callable<Integer> {
         }
 
         Roofline.Limits limits = null;
-        if (roofline || chart != null) {
+        // a chart draws this CPU's limits as lines beside the JVM backends' bars; with TornadoVM devices alone it has none
+        boolean cpuRows = executors.values().stream().anyMatch(BenchCommand::onThisCpu);
+        if (roofline || (chart != null && cpuRows)) {
             out.printf("measuring this machine's limits (FMA throughput, memory read bandwidth) ...%n");
             out.flush();
             limits = Roofline.measure();
@@ -301,8 +303,8 @@ public final class BenchCommand implements Callable<Integer> {
             out.println();
         }
         if (!shapes.isEmpty()) {
-            out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shapes × %d backends%s%n",
-                    shapes.size(), executors.size(), isGrid ? " (grid " + grid + ")" : "");
+            out.printf("decode step of the attention core, DeepSeek-V3 latent (d_c 512, d_r 64, d_n = d_v 128); %d shape%s × %d backend%s%s%n",
+                    shapes.size(), shapes.size() == 1 ? "" : "s", executors.size(), executors.size() == 1 ? "" : "s", isGrid ? " (grid " + grid + ")" : "");
             out.printf("GB/s counts the latent cache once per step: B·T·576·bytes, on every path (the absorbed one reads it twice; "
                     + "mla ladder counts each read); GFLOP/s per docs/design.md §1.3; on TornadoVM a step "
                     + "also copies q in and o out%n");
@@ -328,7 +330,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (layerCsv != null) runLayer(out, executors, t0);
         saveCsvs();
         if (chart != null && !results.isEmpty()) {
-            BenchChart.write(chart, results, limits, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet())
+            BenchChart.write(chart, results, cpuRows ? limits : null, "MLA decode attention core (DeepSeek-V3 latent): " + String.join(", ", executors.keySet())
                     + (isGrid ? ", grid " + grid : ""), "on " + where(executors));
             out.printf("wrote %s%n", chart);
         }

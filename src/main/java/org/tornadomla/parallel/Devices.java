@@ -27,7 +27,7 @@ final class Devices implements AutoCloseable {
      */
     Devices(List<? extends GraphExecutor> executors, String what) {
         Objects.requireNonNull(executors, "executors");
-        if (executors.isEmpty()) throw new MlaException(what + " needs at least one device (executor), found none");
+        if (executors.isEmpty()) throw new MlaException(what + ": at least one device (executor) needed, found none");
         List<GraphExecutor> list = new ArrayList<>();
         for (int d = 0; d < executors.size(); d++) {
             GraphExecutor e = Objects.requireNonNull(executors.get(d), "executor " + d);

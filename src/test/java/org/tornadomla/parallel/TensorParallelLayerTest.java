@@ -194,7 +194,7 @@ class TensorParallelLayerTest {
         OPEN.add(fast);
         oneLine(assertThrows(MlaException.class, () -> new TensorParallelLayer(w, List.of(one, fast))),
                 "Tensor parallel layer: mismatched devices: executor 1 runs on java-fast");
-        oneLine(assertThrows(MlaException.class, () -> new TensorParallelLayer(w, List.of())), "Tensor parallel layer needs at least one device");
+        oneLine(assertThrows(MlaException.class, () -> new TensorParallelLayer(w, List.of())), "Tensor parallel layer: at least one device (executor) needed, found none");
         try (TensorParallelLayer a = new TensorParallelLayer(w, executors(JVM, 2)); TensorParallelLayer b = new TensorParallelLayer(w, executors(JVM, 2))) {
             TensorParallelCache other = b.newCache(1, 8, CacheDtype.F32);
             oneLine(assertThrows(MlaException.class, () -> a.forward(other, new float[w.config().hiddenSize()], 1, AttentionPath.ABSORBED)),
