@@ -26,15 +26,19 @@ final class Vec {
      * first L lanes: a load of L bytes near an array's end must not read past it.
      */
     static final VectorMask<Byte> FIRST_BYTES = BYTES.indexInRange(0, F.length());
+    private static final boolean WIDE_BYTES = BYTES.length() > F.length();
 
     /** L bytes as a vector: a quarter of the float vector's bits, at least 64 (the narrowest byte vector). */
     static VectorSpecies<Byte> bytes(VectorSpecies<Float> f) {
         return VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, f.vectorBitSize() / 4)));
     }
 
-    /** The L bytes at b[at …] in the first L lanes of a {@link #BYTES} vector (the others 0 where it is wider). */
+    /**
+     * The L bytes at b[at …] in the first L lanes of a {@link #BYTES} vector (the others 0 where it is wider). Kept under
+     * 35 bytes of bytecode, which C2 inlines at any call site (a vector returned from a call that is not inlined is boxed).
+     */
     static ByteVector loadBytes(byte[] b, int at) {
-        return BYTES.length() == L ? ByteVector.fromArray(BYTES, b, at) : ByteVector.fromArray(BYTES, b, at, FIRST_BYTES);
+        return WIDE_BYTES ? ByteVector.fromArray(BYTES, b, at, FIRST_BYTES) : ByteVector.fromArray(BYTES, b, at);
     }
     static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, F.vectorShape());
 
