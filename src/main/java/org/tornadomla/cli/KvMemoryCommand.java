@@ -166,13 +166,7 @@ public final class KvMemoryCommand implements Callable<Integer> {
                 if (m.indexerBytes() > 0) {
                     // DSA: the indexer's FP8 keys travel with the latent, in every layer, whatever the latent's dtype; the
                     // latent as this library caches it (fp8: 656 B with its scales and bf16 rope key), as the host pool below
-                    long latent;
-                    try {
-                        latent = CacheDtype.parse(d).bytesPerToken(m.kvLoraRank(), m.ropeDim());
-                    } catch (MlaException e) {
-                        latent = mla * bytes;                           // f16: no cache dtype of this library
-                    }
-                    long perLayer = latent + m.indexerBytes(), perToken = perLayer * m.layers();
+                    long perLayer = cachedLatentBytes(m, d, mla) + m.indexerBytes(), perToken = perLayer * m.layers();
                     double request = (double) perToken * context;
                     out.printf("%-18s %-40s %-5s %10s %,14d %,16d %14s %14s%n", m.name(), "MLA + DSA indexer keys (" + m.indexerBytes() + " B)", d, "",
                             perLayer, perToken, KvMemory.human(request), KvMemory.human(request * batch));
@@ -196,6 +190,19 @@ public final class KvMemoryCommand implements Callable<Integer> {
             out.printf("wrote %s%n", chart);
         }
         return 0;
+    }
+
+    /**
+     * Bytes of one token's latent in one layer as this library caches it in dtype {@code d}: fp8 and int8 with their
+     * scales and fp8's bf16 rope key (CacheDtype.bytesPerToken); f16, no cache dtype of this library, {@code numbers}
+     * of 2 bytes.
+     */
+    private static long cachedLatentBytes(KvMemory.Model m, String d, long numbers) {
+        try {
+            return CacheDtype.parse(d).bytesPerToken(m.kvLoraRank(), m.ropeDim());
+        } catch (MlaException e) {
+            return numbers * KvMemory.bytes(d);
+        }
     }
 
     /**
@@ -244,15 +251,8 @@ public final class KvMemoryCommand implements Callable<Integer> {
             long numbers = KvMemory.schemes(m, groups).get(0).numbersPerTokenPerLayer();
             for (String d : dtypes) {
                 int bytes = KvMemory.bytes(d);
-                // the latent as a device caches it: fp8 and int8 with their scales and fp8's bf16 rope key (656 and 584 B for
-                // DeepSeek-V3, not 576), as the "as cached" rows above; f16 is no cache dtype of this library: its numbers
-                long latent;
-                try {
-                    latent = CacheDtype.parse(d).bytesPerToken(m.kvLoraRank(), m.ropeDim());
-                } catch (MlaException e) {
-                    latent = numbers * bytes;
-                }
-                long perToken = (latent + m.indexerBytes()) * m.layers();
+                // the latent as a device caches it, as the "as cached" rows above (656 and 584 B for DeepSeek-V3 in fp8 and int8, not 576)
+                long perToken = (cachedLatentBytes(m, d, numbers) + m.indexerBytes()) * m.layers();
                 double request = (double) perToken * context;
                 String heads = m.heads() % n == 0 ? m.heads() / n + " heads each" : m.heads() + " heads do not split into " + n;
                 out.printf("%-18s %-52s %-5s %,16d %14s %16s%n", m.name(), "MLA TP " + n + " (" + heads + "; the whole latent on each)", d,
