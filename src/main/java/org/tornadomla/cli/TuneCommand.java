@@ -48,6 +48,7 @@ public final class TuneCommand implements Callable<Integer> {
             "tornadomla.fast.valuesRuns", List.of("1x128x4096:absorbed", "1x128x4096:tiled"),
             "tornadomla.fast.absorbStrips", List.of("1x128x4096:absorbed"),
             "tornadomla.fast.halfScores", List.of("1x16x16384:absorbed"),
+            "tornadomla.fast.pairScores", List.of("1x16x16384:absorbed", "1x16x4096:tiled"),
             "tornadomla.fast.touchScores", List.of("1x16x16384:absorbed"));
 
     @Option(names = "--rounds", description = "rounds per choice, each timing both settings (default: 3; 1 with --quick)")
@@ -57,7 +58,8 @@ public final class TuneCommand implements Callable<Integer> {
     Double budgetMs;
 
     @Option(names = "--choices", split = ",", description = "only these choices (default: all): touch, valuesRuns, absorbStrips, "
-            + "halfScores, touchScores, and the ones that follow them (touch: valuesRuns and touchScores; halfScores: touchScores); "
+            + "halfScores, pairScores, touchScores, and the ones that follow them (touch: valuesRuns and touchScores; halfScores: "
+            + "pairScores and touchScores); "
             + "the others keep the file's lines where it was measured on this machine")
     List<String> choices;
 
@@ -263,6 +265,8 @@ public final class TuneCommand implements Callable<Integer> {
     static String notApplicable(String c, int vectorBits, boolean regs32, Map<String, Boolean> decided) {
         return switch (c) {
             case "tornadomla.fast.halfScores" -> vectorBits < 512 ? "the JVM's vectors are " + vectorBits + " bits (it splits 512-bit ones)" : null;
+            case "tornadomla.fast.pairScores" -> !regs32 ? "16-register blocks have no kernel of column pairs"
+                    : Boolean.TRUE.equals(decided.get("tornadomla.fast.halfScores")) ? "16 heads' scores run on 256-bit halves here" : null;
             case "tornadomla.fast.touchScores" -> !regs32 ? "16-register blocks read rows ahead only"
                     : Boolean.TRUE.equals(decided.get("tornadomla.fast.halfScores")) ? "16 heads' scores run on 256-bit halves here" : null;
             default -> null;

@@ -218,7 +218,8 @@ public final class FastExecutor extends JvmExecutor {
     /**
      * One line saying what java-fast chose for this CPU, for benchmark headers: the CPU as /proc/cpuinfo names it, the
      * vector width, the register blocks ({@code Gemm.REGS32}), whether tiles and weights are touched before they are
-     * walked ({@code Vec.TOUCH}), whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}) and whether they
+     * walked ({@code Vec.TOUCH}), whether 16 heads' scores run on 256-bit halves ({@code Gemm.HALF_SCORES}), two columns a
+     * broadcast ({@code Gemm.PAIR_SCORES}) and whether they
      * read a touched tile or rows ahead ({@code Gemm.TOUCH_SCORES}), with the properties that override each, marked
      * "-D" where one did and "measured" where {@code mla tune}'s file decided ({@link KernelChoices}). Figures from two
      * machines compare only beside this line.
@@ -231,7 +232,9 @@ public final class FastExecutor extends JvmExecutor {
                 + (Gemm.REGS32 ? "32" : "16") + "-register blocks (tornadomla.fast.registers), tiles "
                 + (Vec.TOUCH ? "touched" : "not touched") + " before the values (" + from("tornadomla.fast.touch") + "), 16 heads' scores on "
                 + (Gemm.HALF_SCORES ? "256-bit halves" : "full vectors") + " (" + from("tornadomla.fast.halfScores") + "), "
-                + (Gemm.TOUCH_SCORES ? "tiles touched before them" : "reading rows ahead") + " (" + from("tornadomla.fast.touchScores") + "), "
+                + (Gemm.PAIR_SCORES ? "two columns a broadcast" : "one column a broadcast") + " (" + from("tornadomla.fast.pairScores") + "), "
+                + (Gemm.TOUCH_SCORES ? "tiles touched before them" : Gemm.PAIR_SCORES ? "tiles not touched before them" : "reading rows ahead")
+                + " (" + from("tornadomla.fast.touchScores") + "), "
                 + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (" + from("tornadomla.fast.absorbStrips") + "), "
                 + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles")
                 + " (" + from("tornadomla.fast.valuesRuns") + "), the absorbed values at up to 4 token rows a thread "
@@ -253,6 +256,7 @@ public final class FastExecutor extends JvmExecutor {
         m.put("tornadomla.fast.valuesRuns", FastAttention.VALUES_RUN > 1);
         m.put("tornadomla.fast.absorbStrips", FastAbsorb.STRIPS);
         m.put("tornadomla.fast.halfScores", Gemm.HALF_SCORES);
+        m.put("tornadomla.fast.pairScores", Gemm.PAIR_SCORES);
         m.put("tornadomla.fast.touchScores", Gemm.TOUCH_SCORES);
         m.put("vectorBits", Vec.F.vectorBitSize());
         m.put("regs32", Gemm.REGS32);

@@ -1,6 +1,9 @@
 package org.tornadomla.fast;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorShuffle;
 
 import static jdk.incubator.vector.VectorOperators.FMA;
 
@@ -105,9 +108,25 @@ final class Gemm {
      */
     static void packQuery(float[] qLat, float[] q, int r, int heads, int dn, int dr, int dc, float scale, float[] qt, int q0, int hp,
                           int c0, int c1) {
+        packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, q0, hp, c0, c1, PAIR_SCORES);
+    }
+
+    /** {@link #packQuery} in the layout of {@code pairs} ({@link #qtIndex}), for the tests of both layouts on any machine. */
+    static void packQuery(float[] qLat, float[] q, int r, int heads, int dn, int dr, int dc, float scale, float[] qt, int q0, int hp,
+                          int c0, int c1, boolean pairs) {
         int w = dc + dr;
+        if (pairLayout(REGS32, pairs, w, hp)) {
+            // column c of head h at its pair's two-vector row, c's parity the lane next to c - 1's (qtIndex)
+            for (int h = 0; h < hp; h++) {
+                int at = q0 + qtIndex(REGS32, true, 0, h, w, hp), lat = (r * heads + h) * dc, pe = (r * heads + h) * (dn + dr) + dn - dc;
+                for (int c = c0; c < c1; c++) {
+                    qt[at + (c >> 1) * 2 * L + (c & 1)] = h >= heads ? 0f : c < dc ? scale * qLat[lat + c] : scale * q[pe + c];
+                }
+            }
+            return;
+        }
         for (int h = 0; h < hp; h++) {
-            int at = q0 + qtIndex(REGS32, 0, h, w, hp), pw = qtIndex(REGS32, 1, h, w, hp) - qtIndex(REGS32, 0, h, w, hp);
+            int at = q0 + qtIndex(REGS32, false, 0, h, w, hp), pw = qtIndex(REGS32, false, 1, h, w, hp) - qtIndex(REGS32, false, 0, h, w, hp);
             if (h >= heads) {
                 for (int c = c0; c < c1; c++) qt[at + c * pw] = 0f;
                 continue;
@@ -123,9 +142,12 @@ final class Gemm {
      * score kernel reads, each [c, vectors·L], so a kernel streams its panel in memory order at a constant stride.
      * With 32 registers panels of three (s8x3; the last one of one or two), with 16 of two (s4x2; the last one alone
      * when their count is odd). Against [c, hp] rows, where a kernel read 3 of every hp/L vectors: alone on one core
-     * of a 2-core Xeon with AVX-512, 96 heads, 157 → 200 GFLOP/s (version 8).
+     * of a 2-core Xeon with AVX-512, 96 heads, 157 → 200 GFLOP/s (version 8). For {@link #s8x2p} ({@link #pairLayout}:
+     * one head vector, an even width) two vectors a column pair: heads [0, L/2) then [L/2, L), each head's two columns
+     * side by side, so that one 64-bit broadcast of two cached numbers meets both.
      */
-    static int qtIndex(boolean regs32, int c, int h, int w, int hp) {
+    static int qtIndex(boolean regs32, boolean pairs, int c, int h, int w, int hp) {
+        if (pairLayout(regs32, pairs, w, hp)) return c / 2 * 2 * L + h / (L / 2) * L + 2 * (h % (L / 2)) + (c & 1);
         int v0 = regs32 ? h / L / 3 * 3 : h / L & ~1, pw = Math.min(regs32 ? 3 * L : 2 * L, hp - v0 * L);
         return v0 * L * w + c * pw + h - v0 * L;
     }
@@ -139,6 +161,11 @@ final class Gemm {
      * copied to this stride first; wider ones go in column chunks of this width (version 6).
      */
     static final int ROW = 576;
+
+    /** Whether Qᵀ of w columns by hp heads is laid out in column pairs for {@link #s8x2p} ({@link #PAIR_SCORES}). */
+    static boolean pairLayout(boolean regs32, boolean pairs, int w, int hp) {
+        return regs32 && pairs && hp == L && w % 2 == 0;
+    }
 
     /**
      * Whether the machine has 32 vector registers (AVX-512) rather than 16 (AVX2): the 24-accumulator blocks
@@ -173,6 +200,16 @@ final class Gemm {
      * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
     static final boolean TOUCH_SCORES = KernelChoices.choice("tornadomla.fast.touchScores", KernelChoices.autoTouchScores(Vec.TOUCH, REGS32, HALF_SCORES));
+    /**
+     * Whether the scores of a single head vector (H ≤ 16, an even row width, 32 registers, not {@link #HALF_SCORES}) run
+     * as {@link #s8x2p}: two cached numbers broadcast as one 64-bit lane pair against Qᵀ laid out in column pairs, one
+     * broadcast per two FMAs on full 512-bit vectors, where {@link #s16x1} needs one per FMA. On where a 512-bit FMA runs
+     * as two 256-bit halves: an AMD family 25 CPU with 512-bit vectors (a Zen 4). {@code
+     * -Dtornadomla.fast.pairScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
+     */
+    static final boolean PAIR_SCORES = KernelChoices.choice("tornadomla.fast.pairScores", KernelChoices.autoPairScores(REGS32, HALF_SCORES));
+    /** Lanes of 64 bits in a vector of {@link Vec#F}'s size: a pair of floats each, for {@link #s8x2p}. */
+    private static final jdk.incubator.vector.VectorSpecies<Long> PAIR = F.withLanes(long.class);
     /** The half-width species of {@link #s8x2h}. */
     private static final jdk.incubator.vector.VectorSpecies<Float> H = FloatVector.SPECIES_256;
     private static final int HL = H.length();
@@ -247,7 +284,7 @@ final class Gemm {
      * {@link #scores}).
      */
     private static void atRow(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
-        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts, HALF_SCORES, TOUCH_SCORES);
+        if (REGS32) atRow32(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts, HALF_SCORES, TOUCH_SCORES, PAIR_SCORES);
         else atRow16(qt, q0, hp, qw, c0, k, off, w, n, st, s0, sts);
     }
 
@@ -286,8 +323,14 @@ final class Gemm {
      * caller {@code touched} the tile ({@link #TOUCH_SCORES}).
      */
     static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts,
-                        boolean half, boolean touched) {
+                        boolean half, boolean touched, boolean pairs) {
         int vecs = hp / L, j = 0;
+        if (!half && pairLayout(true, pairs, qw, hp)) {
+            // a single head vector, Qᵀ in column pairs: 8 rows at a time, then a row at a time
+            for (; j + 8 <= n; j += 8) s8x2p(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
+            for (; j < n; j++) s1x2p(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts);
+            return;
+        }
         if (vecs == 1) {
             // a single head vector (H ≤ 16). On a Zen 4 8 rows × its two 256-bit halves (version 10) take every block
             // of 8 rows; elsewhere 16 rows at a time (a tile is 4 such blocks), then 8
@@ -835,6 +878,72 @@ final class Gemm {
         a14.intoArray(st, s0 + 14 * hp);
         a15.intoArray(st, s0 + 15 * hp);
     }
+
+    /**
+     * 8 rows × 16 heads with two cached numbers a broadcast ({@link #PAIR_SCORES}): Qᵀ in column pairs ({@link
+     * #qtIndex}), vector 0 heads [0, L/2), vector 1 heads [L/2, L), each head's columns 2m and 2m + 1 in adjacent lanes;
+     * K[row, 2m..2m+1] broadcast as one 64-bit lane pair (a float array has no 64-bit broadcast in the Vector API, so
+     * the two numbers go through a long; a heap MemorySegment's long read in the same loop ran 8 times slower). 16
+     * accumulators, per column pair 2 loads of Qᵀ and 8 broadcasts for 16 FMAs; at the end each head's two lanes are
+     * added. A head's score is the sum of its even columns plus the sum of its odd ones, not the columns in order, so its
+     * last bits differ from s16x1's. w even. Alone on one core of a 2-vCPU Zen 4 (512-bit FMAs as two halves), a
+     * 128-row tile in L2, six rounds alternating: 99.7–104.7 GFLOP/s against s16x1's 85.0–87.2, of a 115 peak
+     * (2026-12-08).
+     *
+     * <p>Written out, with no helper method: the broadcasts and the sums at the end in helpers (each under 35 bytes)
+     * were left as calls in some JVMs, C2 judging the code after the loop cold when it compiled the loop alone, and
+     * the accumulators then went through the heap on every column: 9–31 GFLOP/s in 3 JVMs of 9.
+     */
+    private static void s8x2p(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
+        FloatVector z = FloatVector.zero(F), a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z, a51 = z, a60 = z, a61 = z, a70 = z, a71 = z;
+        for (int c = 0; c < w; c += 2) {
+            int q = c * L + h0, kc = off + c;
+            FloatVector q0 = FloatVector.fromArray(F, qt, q), q1 = FloatVector.fromArray(F, qt, q + L);
+            FloatVector b0 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 1]) << 32).reinterpretAsFloats();
+            a00 = q0.fma(b0, a00); a01 = q1.fma(b0, a01);
+            FloatVector b1 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + ROW + 1]) << 32).reinterpretAsFloats();
+            a10 = q0.fma(b1, a10); a11 = q1.fma(b1, a11);
+            FloatVector b2 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 2 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 2 * ROW + 1]) << 32).reinterpretAsFloats();
+            a20 = q0.fma(b2, a20); a21 = q1.fma(b2, a21);
+            FloatVector b3 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 3 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 3 * ROW + 1]) << 32).reinterpretAsFloats();
+            a30 = q0.fma(b3, a30); a31 = q1.fma(b3, a31);
+            FloatVector b4 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 4 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 4 * ROW + 1]) << 32).reinterpretAsFloats();
+            a40 = q0.fma(b4, a40); a41 = q1.fma(b4, a41);
+            FloatVector b5 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 5 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 5 * ROW + 1]) << 32).reinterpretAsFloats();
+            a50 = q0.fma(b5, a50); a51 = q1.fma(b5, a51);
+            FloatVector b6 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 6 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 6 * ROW + 1]) << 32).reinterpretAsFloats();
+            a60 = q0.fma(b6, a60); a61 = q1.fma(b6, a61);
+            FloatVector b7 = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[kc + 7 * ROW]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[kc + 7 * ROW + 1]) << 32).reinterpretAsFloats();
+            a70 = q0.fma(b7, a70); a71 = q1.fma(b7, a71);
+        }
+        a00.add(a00.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a01.add(a01.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0);
+        a10.add(a10.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a11.add(a11.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + hp);
+        a20.add(a20.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a21.add(a21.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 2 * hp);
+        a30.add(a30.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a31.add(a31.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 3 * hp);
+        a40.add(a40.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a41.add(a41.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 4 * hp);
+        a50.add(a50.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a51.add(a51.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 5 * hp);
+        a60.add(a60.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a61.add(a61.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 6 * hp);
+        a70.add(a70.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a71.add(a71.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0 + 7 * hp);
+    }
+
+    /** One cached row against Qᵀ in column pairs (the rows left over by {@link #s8x2p}). */
+    private static void s1x2p(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        for (int c = 0; c < w; c += 2) {
+            FloatVector b = LongVector.broadcast(PAIR, Float.floatToRawIntBits(k[off + c]) & 0xFFFF_FFFFL | (long) Float.floatToRawIntBits(k[off + c + 1]) << 32).reinterpretAsFloats();
+            a0 = FloatVector.fromArray(F, qt, c * L + h0).fma(b, a0);
+            a1 = FloatVector.fromArray(F, qt, c * L + h0 + L).fma(b, a1);
+        }
+        a0.add(a0.rearrange(SWAP_PAIRS)).rearrange(EVEN).blend(a1.add(a1.rearrange(SWAP_PAIRS)).rearrange(EVEN), HIGH).intoArray(st, s0);
+    }
+
+    /** Lane i from lane i ^ 1: with an add, each head's two column sums in both its lanes. */
+    private static final VectorShuffle<Float> SWAP_PAIRS = VectorShuffle.fromOp(F, i -> i ^ 1);
+    /** Lane i from lane 2i mod L: the heads' sums, once each, in both halves. */
+    private static final VectorShuffle<Float> EVEN = VectorShuffle.fromOp(F, i -> 2 * i % L);
+    /** The upper half of the lanes: heads [L/2, L) come from the second vector. */
+    private static final VectorMask<Float> HIGH = VectorMask.fromLong(F, -1L << L / 2);
+
 
     /**
      * 8 rows × one head vector of 16 heads held as two 256-bit halves (16 accumulators of 8 heads; 2 loads of Qᵀ and 8

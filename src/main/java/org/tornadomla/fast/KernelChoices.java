@@ -35,7 +35,7 @@ public final class KernelChoices {
 
     /** The choices {@code mla tune} measures, in the order it measures them (later ones depend on earlier ones). */
     public static final List<String> TUNED = List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns",
-            "tornadomla.fast.absorbStrips", "tornadomla.fast.halfScores", "tornadomla.fast.touchScores");
+            "tornadomla.fast.absorbStrips", "tornadomla.fast.halfScores", "tornadomla.fast.pairScores", "tornadomla.fast.touchScores");
 
     /** The system property that names the file of measured choices, or "none" for no file. */
     public static final String FILE_PROPERTY = "tornadomla.fast.choices";
@@ -55,6 +55,7 @@ public final class KernelChoices {
      */
     public static final Map<String, List<String>> DEPENDS_ON = Map.of(
             "tornadomla.fast.valuesRuns", List.of("tornadomla.fast.touch"),
+            "tornadomla.fast.pairScores", List.of("tornadomla.fast.halfScores", "tornadomla.fast.registers"),
             "tornadomla.fast.touchScores", List.of("tornadomla.fast.touch", "tornadomla.fast.halfScores", "tornadomla.fast.registers"));
 
     /**
@@ -324,6 +325,17 @@ public final class KernelChoices {
      * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4: its tiled path's 16 heads
      * ran 5–9 % faster untouched, measured with the 256-bit kernel it then ran; not measured with s16x1): a Zen 5.
      */
+    /**
+     * 16 heads' scores two columns a broadcast (Gemm.PAIR_SCORES): where the blocks have 32 registers and the scores do
+     * not run on 256-bit halves, on an AMD family 25 CPU (with 512-bit vectors: a Zen 4), whose 512-bit FMAs run as two
+     * halves and kept s16x1, one broadcast per FMA, at about 75 % of a core's peak; s8x2p ran at about 90 % there. Not
+     * measured on a Zen 5 or an Intel CPU, whose FMA units are 512 bits wide (and on Intel the broadcast from a general
+     * register takes the port of one of the two FMA units).
+     */
+    static boolean autoPairScores(boolean regs32, boolean halfScores) {
+        return regs32 && !halfScores && amdFamily("25");
+    }
+
     static boolean autoTouchScores(boolean touch, boolean regs32, boolean halfScores) {
         return touch && regs32 && !halfScores && !amdFamily("25");
     }
@@ -339,6 +351,7 @@ public final class KernelChoices {
             case "tornadomla.fast.valuesRuns" -> autoValuesRuns(chosen.get("tornadomla.fast.touch"));
             case "tornadomla.fast.absorbStrips" -> autoAbsorbStrips();
             case "tornadomla.fast.halfScores" -> autoHalfScores();
+            case "tornadomla.fast.pairScores" -> autoPairScores(regs32, chosen.get("tornadomla.fast.halfScores"));
             case "tornadomla.fast.touchScores" -> autoTouchScores(chosen.get("tornadomla.fast.touch"), regs32, chosen.get("tornadomla.fast.halfScores"));
             default -> throw new IllegalArgumentException("not a kernel choice: " + property);
         };

@@ -47,6 +47,9 @@ class TuneCliTest {
         assertTrue(TuneCommand.notApplicable("tornadomla.fast.touchScores", 256, false, Map.of()).contains("16-register"));
         assertTrue(TuneCommand.notApplicable("tornadomla.fast.touchScores", 512, true, Map.of("tornadomla.fast.halfScores", true)).contains("halves"));
         assertNull(TuneCommand.notApplicable("tornadomla.fast.touchScores", 512, true, Map.of("tornadomla.fast.halfScores", false)));
+        assertTrue(TuneCommand.notApplicable("tornadomla.fast.pairScores", 256, false, Map.of()).contains("16-register"));
+        assertTrue(TuneCommand.notApplicable("tornadomla.fast.pairScores", 512, true, Map.of("tornadomla.fast.halfScores", true)).contains("halves"));
+        assertNull(TuneCommand.notApplicable("tornadomla.fast.pairScores", 512, true, Map.of("tornadomla.fast.halfScores", false)));
         assertNull(TuneCommand.notApplicable("tornadomla.fast.touch", 256, false, Map.of()));
     }
 
@@ -74,8 +77,9 @@ class TuneCliTest {
     void theChoicesThatFollowOneAreTimedAgainWithIt() {
         assertEquals(List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns", "tornadomla.fast.touchScores"),
                 TuneCommand.withDependents(List.of("tornadomla.fast.touch")));
-        assertEquals(List.of("tornadomla.fast.halfScores", "tornadomla.fast.touchScores"),
+        assertEquals(List.of("tornadomla.fast.halfScores", "tornadomla.fast.pairScores", "tornadomla.fast.touchScores"),
                 TuneCommand.withDependents(List.of("tornadomla.fast.touchScores", "tornadomla.fast.halfScores")));
+        assertEquals(List.of("tornadomla.fast.pairScores"), TuneCommand.withDependents(List.of("tornadomla.fast.pairScores")));
         assertEquals(List.of("tornadomla.fast.absorbStrips"), TuneCommand.withDependents(List.of("tornadomla.fast.absorbStrips")));
     }
 
@@ -88,6 +92,7 @@ class TuneCliTest {
         earlier.put("tornadomla.fast.valuesRuns", false);
         earlier.put("tornadomla.fast.absorbStrips", true);
         earlier.put("tornadomla.fast.halfScores", false);
+        earlier.put("tornadomla.fast.pairScores", false);
         earlier.put("tornadomla.fast.touchScores", false);
         KernelChoices.write(f, new KernelChoices.Saved(KernelChoices.signature(), "earlier", earlier));
         CliTest.Run r = mla("tune", "--quick", "--choices", "absorbStrips", "--budget-ms", "100", "--output", f.toString());
@@ -95,12 +100,12 @@ class TuneCliTest {
         // both settings ran once each, in their own JVM, and the verdict line names the defaults and the outcome
         assertTrue(r.out().contains("absorbStrips  true  round 1/1: B1 H128 T1024 absorbed"), r.out());
         assertTrue(r.out().contains("absorbStrips  false round 1/1: B1 H128 T1024 absorbed"), r.out());
-        assertTrue(r.out().contains("kept from " + f + " (measured earlier): touch=false, valuesRuns=false, halfScores=false, touchScores=false"), r.out());
+        assertTrue(r.out().contains("kept from " + f + " (measured earlier): touch=false, valuesRuns=false, halfScores=false, pairScores=false, touchScores=false"), r.out());
         assertTrue(r.out().contains("wrote " + f + ": java-fast reads it with -Dtornadomla.fast.choices="), r.out());
         KernelChoices.Saved s = KernelChoices.read(f);
         assertEquals(KernelChoices.signature(), s.signature(), "the probes' machine is this one");
         assertEquals(KernelChoices.TUNED, List.copyOf(s.choices().keySet()), "every choice, as the probes ran it");
-        for (String c : List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns", "tornadomla.fast.halfScores", "tornadomla.fast.touchScores")) {
+        for (String c : List.of("tornadomla.fast.touch", "tornadomla.fast.valuesRuns", "tornadomla.fast.halfScores", "tornadomla.fast.pairScores", "tornadomla.fast.touchScores")) {
             assertEquals(false, s.choices().get(c), c + " kept");
         }
         assertTrue(s.measured().contains("1 round, --quick: timed absorbStrips; kept touch=false"), s.measured());

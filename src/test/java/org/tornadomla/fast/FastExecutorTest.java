@@ -57,6 +57,12 @@ class FastExecutorTest {
         if (System.getProperty("tornadomla.fast.halfScores") == null) {
             assertFalse(Gemm.HALF_SCORES, "16 heads' scores on 256-bit halves are opt-in");
         }
+        // the Zen 4 choice: 16 heads' scores two columns a broadcast (s8x2p), stated per machine as measured there
+        if (System.getProperty("tornadomla.fast.pairScores") == null && System.getProperty("tornadomla.fast.halfScores") == null
+                && System.getProperty("tornadomla.fast.registers") == null) {
+            boolean zen4 = "AuthenticAMD".equals(Vec.cpuVendor()) && "25".equals(Vec.cpuInfo("cpu family")) && Vec.F.vectorBitSize() >= 512;
+            assertEquals(zen4, Gemm.PAIR_SCORES, "column pairs on an AMD family 25 CPU with AVX-512 (a Zen 4) only");
+        }
         // the Zen 5 choice: tiles touched before a single head vector's scores where the touch is on and the FMAs are full width
         if (System.getProperty("tornadomla.fast.touchScores") == null) {
             // stated per machine, as measured there, not as the code's formula

@@ -18,14 +18,14 @@ class GemmTest {
     @Test
     void scoresMatchADoubleSumWithEitherRegisterFile() {
         Random rnd = new Random(7);
-        for (int w : new int[] {576, 288, 9}) {
+        for (int w : new int[] {576, 288, 10, 9}) {        // 9: odd, so the pairs set runs the other kernels
             for (int heads : HEADS) {
                 int hp = Gemm.paddedHeads(heads);
                 float[] q = random(rnd, w * hp);   // Q[c, h], packed below in each register file's layout
                 for (int n : ROWS) {
                     float[] k = random(rnd, n * Gemm.ROW);
                     for (String set : SETS) {
-                        float[] qt = pack(q, !set.equals("regs16"), w, heads, hp);
+                        float[] qt = pack(q, !set.equals("regs16"), set.equals("regs32-pairs"), w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
                         atRow(set, qt, hp, w, 0, k, 0, w, n, st, 0, hp);
@@ -46,20 +46,20 @@ class GemmTest {
         Random rnd = new Random(11);
         int dn = 128, rows = 2, r = 1;
         float scale = 0.1f;
-        for (int[] g : new int[][] {{512, 64}, {256, 32}, {9, 3}}) {
+        for (int[] g : new int[][] {{512, 64}, {256, 32}, {9, 3}, {9, 4}}) {
             int dc = g[0], dr = g[1], w = dc + dr;
-            for (int heads : new int[] {1, 16, 20, 40, 128}) {
+            for (int heads : new int[] {1, 16, 20, 40, 128}) for (boolean pairs : new boolean[] {false, true}) {
                 int hp = Gemm.paddedHeads(heads), q0 = w * hp;          // row 1's Qᵀ after row 0's
                 float[] qLat = random(rnd, rows * heads * dc), q = random(rnd, rows * heads * (dn + dr));
                 float[] qt = new float[rows * w * hp + 7];
                 java.util.Arrays.fill(qt, Float.NaN);
-                for (int c0 = 0; c0 < w; c0 += 64) Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, q0, hp, c0, Math.min(w, c0 + 64));
+                for (int c0 = 0; c0 < w; c0 += 64) Gemm.packQuery(qLat, q, r, heads, dn, dr, dc, scale, qt, q0, hp, c0, Math.min(w, c0 + 64), pairs);
                 for (int c = 0; c < w; c++) {
                     for (int h = 0; h < hp; h++) {
                         float want = h >= heads ? 0f
                                 : scale * (c < dc ? qLat[(r * heads + h) * dc + c] : q[(r * heads + h) * (dn + dr) + dn + c - dc]);
-                        float got = qt[q0 + Gemm.qtIndex(Gemm.REGS32, c, h, w, hp)];
-                        assertTrue(got == want, "w" + w + " H" + heads + " c" + c + " h" + h + ": " + got + ", expected " + want);
+                        float got = qt[q0 + Gemm.qtIndex(Gemm.REGS32, pairs, c, h, w, hp)];
+                        assertTrue(got == want, "w" + w + " H" + heads + (pairs ? " pairs" : "") + " c" + c + " h" + h + ": " + got + ", expected " + want);
                     }
                 }
                 for (int i = 0; i < q0; i++) assertTrue(Float.isNaN(qt[i]), "row 0's Qᵀ written at " + i);
@@ -75,7 +75,7 @@ class GemmTest {
             for (int heads : new int[] {8, 16, 24, 128}) {
                 int hp = Gemm.paddedHeads(heads), n = 23, stride = w + 3;
                 float[] q = random(rnd, w * hp), k = random(rnd, n * stride), st = new float[n * hp];
-                Gemm.scores(pack(q, Gemm.REGS32, w, heads, hp), 0, hp, k, 0, stride, w, n, st, 0);
+                Gemm.scores(pack(q, Gemm.REGS32, Gemm.PAIR_SCORES, w, heads, hp), 0, hp, k, 0, stride, w, n, st, 0);
                 checkScores(q, hp, k, stride, w, n, heads, st, "w" + w + " H" + heads);
             }
         }
@@ -93,13 +93,13 @@ class GemmTest {
                 for (int n : new int[] {1, 2, 3, 5, 17, 63, 64}) {
                     float[] k = random(rnd, n * w), st = new float[n * hp];
                     java.util.Arrays.fill(st, Float.NaN);
-                    Gemm.scores(pack(q, Gemm.REGS32, w, heads, hp), 0, hp, k, 0, w, w, n, st, 0);
+                    Gemm.scores(pack(q, Gemm.REGS32, Gemm.PAIR_SCORES, w, heads, hp), 0, hp, k, 0, w, w, n, st, 0);
                     checkScores(q, hp, k, w, w, n, heads, st, "w" + w + " H" + heads + " n" + n);
                     if (576 % w != 0) continue;
                     // the interleaved sets through either register file's kernels, their rows m·hp apart in st
                     int m = 576 / w;
                     for (String kernels : SETS) {
-                        float[] qt = pack(q, !kernels.equals("regs16"), w, heads, hp);
+                        float[] qt = pack(q, !kernels.equals("regs16"), kernels.equals("regs32-pairs"), w, heads, hp);
                         java.util.Arrays.fill(st, Float.NaN);
                         for (int set = 0; set < m && set < n; set++) {
                             int rowsOfSet = (n - set + m - 1) / m;
@@ -123,7 +123,7 @@ class GemmTest {
             float[] q = random(rnd, qw * hp), k = random(rnd, n * Gemm.ROW), chunk = new float[w * hp];
             for (int c = 0; c < w; c++) System.arraycopy(q, (c0 + c) * hp, chunk, c * hp, hp);
             for (String set : SETS) {
-                float[] qt = pack(q, !set.equals("regs16"), qw, heads, hp), st = new float[n * hp];
+                float[] qt = pack(q, !set.equals("regs16"), set.equals("regs32-pairs"), qw, heads, hp), st = new float[n * hp];
                 atRow(set, qt, hp, qw, c0, k, 0, w, n, st, 0, hp);
                 checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk " + set + " H" + heads);
             }
@@ -133,25 +133,27 @@ class GemmTest {
     /**
      * The score kernel sets: 16 registers, 32 registers (a single head vector reading ahead, s16x1Ahead), 32 with a
      * single head vector on 256-bit halves (Gemm.HALF_SCORES, a Zen 4's choice; where the preferred vector is narrower
-     * than 512 bits it is the 32 set), and 32 with the tile touched first (Gemm.TOUCH_SCORES, a Zen 5's: s16x1).
+     * than 512 bits it is the 32 set), 32 with the tile touched first (Gemm.TOUCH_SCORES, a Zen 5's: s16x1), and 32 with
+     * a single head vector's Qᵀ in column pairs (Gemm.PAIR_SCORES, a Zen 4's: s8x2p, then s1x2p for the rows left over).
      */
-    private static final String[] SETS = {"regs16", "regs32", "regs32-half", "regs32-touched"};
+    private static final String[] SETS = {"regs16", "regs32", "regs32-half", "regs32-touched", "regs32-pairs"};
 
     private static void atRow(String set, float[] qt, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         switch (set) {
             case "regs16" -> Gemm.atRow16(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts);
-            case "regs32" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, false);
-            case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true, false);
-            case "regs32-touched" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, true);
+            case "regs32" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, false, false);
+            case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true, false, false);
+            case "regs32-touched" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, true, false);
+            case "regs32-pairs" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, false, true);
             default -> throw new IllegalArgumentException(set);
         }
     }
 
-    /** Q[c, h] (padding heads zero) as Gemm.qtIndex lays it out for that register file. */
-    private static float[] pack(float[] q, boolean regs32, int w, int heads, int hp) {
+    /** Q[c, h] (padding heads zero) as Gemm.qtIndex lays it out for that register file (and column pairs or not). */
+    private static float[] pack(float[] q, boolean regs32, boolean pairs, int w, int heads, int hp) {
         float[] qt = new float[w * hp];
         java.util.Arrays.fill(qt, Float.NaN);
-        for (int c = 0; c < w; c++) for (int h = 0; h < hp; h++) qt[Gemm.qtIndex(regs32, c, h, w, hp)] = h < heads ? q[c * hp + h] : 0f;
+        for (int c = 0; c < w; c++) for (int h = 0; h < hp; h++) qt[Gemm.qtIndex(regs32, pairs, c, h, w, hp)] = h < heads ? q[c * hp + h] : 0f;
         for (float x : qt) assertTrue(!Float.isNaN(x), "the layout leaves a hole");
         return qt;
     }
