@@ -87,6 +87,12 @@ import static org.tornadomla.fast.Vec.L;
  *   15.66 → 15.35; B1 H64 0.974 → 0.950, 1.022 → 1.016. The same for the 8-head blocks (v8x3 at up to 16 heads) took
  *   the B1 H16 values from 0.28–0.32 to 0.39–0.45 ms, so 16 heads keep v8x3; a likely reason, not read in the machine
  *   code: 8 broadcasts and 3 vectors of K beside 24 accumulators are 35 registers.</li>
+ *   <li>a single head vector on an AMD Zen 4 ({@link #PAIR_SCORES}): 8 rows × 16 heads with two cached numbers a 64-bit
+ *   broadcast (s8x2p), Qᵀ in column pairs, in place of s16x1's broadcast per FMA, on full 512-bit vectors (so no second
+ *   vector shape in the JVM, §6). Alone on one core (KernelsAlone, 16 heads, 2-vCPU EPYC family 25 model 17,
+ *   2026-12-08): 86 → 104–106 GFLOP/s of a 117 peak, in 16 of 18 JVMs (67 and 82 in two, as a shared host moves a
+ *   thread); GeometryTasks B1 H16 T4096, three alternating rounds: absorbed 0.981, 0.986, 0.943 → 0.920, 0.905, 0.858
+ *   ms, tiled 1.137, 0.914, 0.962 → 0.806, 0.945, 0.882; {@code mla tune --dry-run}: 0.90 of the time in 3 rounds of 3.</li>
  * </ol>
  */
 final class Gemm {
@@ -886,13 +892,13 @@ final class Gemm {
      * the two numbers go through a long; a heap MemorySegment's long read in the same loop ran 8 times slower). 16
      * accumulators, per column pair 2 loads of Qᵀ and 8 broadcasts for 16 FMAs; at the end each head's two lanes are
      * added. A head's score is the sum of its even columns plus the sum of its odd ones, not the columns in order, so its
-     * last bits differ from s16x1's. w even. Alone on one core of a 2-vCPU Zen 4 (512-bit FMAs as two halves), a
-     * 128-row tile in L2, six rounds alternating: 99.7–104.7 GFLOP/s against s16x1's 85.0–87.2, of a 115 peak
+     * last bits differ from s16x1's. w even. A stand-alone copy on one core of a 2-vCPU Zen 4 (512-bit FMAs as two
+     * halves), a 128-row tile in L2, six rounds alternating: 99.7–104.7 GFLOP/s against s16x1's 85.0–87.2, of a 115 peak
      * (2026-12-08).
      *
-     * <p>Written out, with no helper method: the broadcasts and the sums at the end in helpers (each under 35 bytes)
-     * were left as calls in some JVMs, C2 judging the code after the loop cold when it compiled the loop alone, and
-     * the accumulators then went through the heap on every column: 9–31 GFLOP/s in 3 JVMs of 9.
+     * <p>Written out, with no helper method: with the broadcasts and the sums at the end in helpers, C2 left them as
+     * calls in some JVMs (its node budget spent, or the code after the loop judged cold where it compiled the loop
+     * alone), and the accumulators went through the heap on every column: 9–31 GFLOP/s (docs/cpu-kernels.md §6).
      */
     private static void s8x2p(float[] qt, int h0, float[] k, int off, int w, float[] st, int s0, int hp) {
         FloatVector z = FloatVector.zero(F), a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z, a51 = z, a60 = z, a61 = z, a70 = z, a71 = z;
