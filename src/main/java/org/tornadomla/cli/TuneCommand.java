@@ -1,6 +1,7 @@
 package org.tornadomla.cli;
 
 import org.tornadomla.MlaException;
+import org.tornadomla.bench.Timing;
 import org.tornadomla.fast.KernelChoices;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -59,7 +60,7 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Option(names = "--choices", split = ",", description = "only these choices (default: all): touch, valuesRuns, absorbStrips, "
             + "halfScores, pairScores, touchScores, and the ones that follow them (touch: valuesRuns and touchScores; halfScores: "
-            + "pairScores and touchScores); "
+            + "pairScores and touchScores; pairScores: touchScores); "
             + "the others keep the file's lines where it was measured on this machine")
     List<String> choices;
 
@@ -95,13 +96,17 @@ public final class TuneCommand implements Callable<Integer> {
             throw new MlaException("java-fast needs the JDK's Vector API: run mla tune as ./mla tune, or add --add-modules jdk.incubator.vector");
         }
         if (show) {
+            KernelChoices.checkProperties();     // a -D the kernels would refuse is refused here too, not shown as the rule
             show(out);
             return 0;
         }
         int r = rounds != null ? rounds : quick ? 1 : 3;
         double budget = budgetMs != null ? budgetMs : quick ? 300 : 1000;
         if (r < 1 || r > 20) throw new MlaException("--rounds must be 1 to 20, found " + r);
-        if (budget < 50 || budget > 60_000) throw new MlaException("--budget-ms must be 50 to 60000, found " + budget);
+        if (budget < Timing.COLD_MS || budget > 60_000) {
+            throw new MlaException("--budget-ms must be " + (int) Timing.COLD_MS + " to 60000 (below " + (int) Timing.COLD_MS
+                    + " ms a probe times code the JIT has not compiled yet), found " + budget);
+        }
         List<String> todo = withDependents(todo());
         boolean write = !dryRun && !(quick && output == null);
         Path file = output != null ? output : KernelChoices.file();

@@ -241,7 +241,10 @@ public final class FastExecutor extends JvmExecutor {
                 + (FastAttention.REPRODUCIBLE ? "in fixed pieces (tornadomla.fast.reproducible, -D)" : "shared out as threads free up (tornadomla.fast.reproducible)");
         if (KernelChoices.measured() != null) line += "; \"measured\": by mla tune on this machine, " + KernelChoices.measured() + ", " + KernelChoices.file();
         if (KernelChoices.ignored() != null) line += "; ignored: " + KernelChoices.ignored();
-        else if (KernelChoices.measured() == null) line += "; the rules of the CPU's vendor and family (./mla tune measures them on this machine)";
+        else if (KernelChoices.measured() == null) {
+            boolean anyD = KernelChoices.TUNED.stream().anyMatch(p -> KernelChoices.origin(p).equals("-D"));
+            line += anyD ? "; the others by the rules of the CPU's vendor and family" : "; the rules of the CPU's vendor and family (./mla tune measures them on this machine)";
+        }
         return line;
     }
 

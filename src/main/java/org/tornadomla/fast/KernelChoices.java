@@ -56,7 +56,8 @@ public final class KernelChoices {
     public static final Map<String, List<String>> DEPENDS_ON = Map.of(
             "tornadomla.fast.valuesRuns", List.of("tornadomla.fast.touch"),
             "tornadomla.fast.pairScores", List.of("tornadomla.fast.halfScores", "tornadomla.fast.registers"),
-            "tornadomla.fast.touchScores", List.of("tornadomla.fast.touch", "tornadomla.fast.halfScores", "tornadomla.fast.registers"));
+            "tornadomla.fast.touchScores", List.of("tornadomla.fast.touch", "tornadomla.fast.halfScores", "tornadomla.fast.pairScores",
+                    "tornadomla.fast.registers"));
 
     /**
      * A choice: the system property's value where it is "true" or "false", else the measured value from {@link
@@ -97,7 +98,7 @@ public final class KernelChoices {
      * them (a class that fails to load would hide the message), so that a mistyped switch of an A/B run is refused
      * instead of leaving both runs on the default.
      */
-    static void checkProperties() {
+    public static void checkProperties() {
         List<String> booleans = new java.util.ArrayList<>(TUNED);
         booleans.add(PREFIX + "reproducible");
         for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
@@ -321,11 +322,6 @@ public final class KernelChoices {
     }
 
     /**
-     * A tile touched before 16 heads' scores (Gemm.TOUCH_SCORES): where tiles are touched, the blocks have 32 registers
-     * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4: its tiled path's 16 heads
-     * ran 5–9 % faster untouched, measured with the 256-bit kernel it then ran; not measured with s16x1): a Zen 5.
-     */
-    /**
      * 16 heads' scores two columns a broadcast (Gemm.PAIR_SCORES): where the blocks have 32 registers and the scores do
      * not run on 256-bit halves, on an AMD family 25 CPU (with 512-bit vectors: a Zen 4), whose 512-bit FMAs run as two
      * halves and kept s16x1, one broadcast per FMA, at about 75 % of a core's peak; s8x2p ran at about 90 % there. Not
@@ -336,6 +332,12 @@ public final class KernelChoices {
         return regs32 && !halfScores && amdFamily("25");
     }
 
+    /**
+     * A tile touched before 16 heads' scores (Gemm.TOUCH_SCORES): where tiles are touched, the blocks have 32 registers
+     * and the scores run on full 512-bit vectors, but not on an AMD family 25 CPU (a Zen 4: its tiled path's 16 heads
+     * ran 5–9 % faster untouched, measured with the 256-bit kernel it then ran, and level with the column pairs on
+     * 2026-12-08): a Zen 5. Off, s16x1 reads rows ahead and s8x2p does not.
+     */
     static boolean autoTouchScores(boolean touch, boolean regs32, boolean halfScores) {
         return touch && regs32 && !halfScores && !amdFamily("25");
     }

@@ -58,6 +58,19 @@ class TuneCliTest {
         CliTest.Run r = mla("tune", "--rounds", "0");
         assertEquals(MlaCommand.BAD_INPUT, r.code());
         assertTrue(r.err().contains("--rounds must be 1 to 20, found 0"), r.err());
+        // below 100 ms a probe would time code the JIT has not compiled yet (Timing.COLD_MS: no warm-up)
+        r = mla("tune", "--budget-ms", "99", "--dry-run");
+        assertEquals(MlaCommand.BAD_INPUT, r.code());
+        assertTrue(r.err().contains("--budget-ms must be 100 to 60000") && r.err().contains("found 99"), r.err());
+        // --show refuses a -D the kernels would refuse, rather than print the rule's value as if it applied
+        System.setProperty("tornadomla.fast.pairScores", "maybe");
+        try {
+            r = mla("tune", "--show");
+        } finally {
+            System.clearProperty("tornadomla.fast.pairScores");
+        }
+        assertEquals(MlaCommand.BAD_INPUT, r.code(), r.out());
+        assertTrue(r.err().contains("-Dtornadomla.fast.pairScores='maybe': expected true or false"), r.err());
         r = mla("tune", "--choices", "touch,prefetch", "--dry-run");
         assertEquals(MlaCommand.BAD_INPUT, r.code());
         assertTrue(r.err().contains("unknown choice \"prefetch\"") && r.err().contains("absorbStrips"), r.err());
@@ -79,7 +92,8 @@ class TuneCliTest {
                 TuneCommand.withDependents(List.of("tornadomla.fast.touch")));
         assertEquals(List.of("tornadomla.fast.halfScores", "tornadomla.fast.pairScores", "tornadomla.fast.touchScores"),
                 TuneCommand.withDependents(List.of("tornadomla.fast.touchScores", "tornadomla.fast.halfScores")));
-        assertEquals(List.of("tornadomla.fast.pairScores"), TuneCommand.withDependents(List.of("tornadomla.fast.pairScores")));
+        assertEquals(List.of("tornadomla.fast.pairScores", "tornadomla.fast.touchScores"),
+                TuneCommand.withDependents(List.of("tornadomla.fast.pairScores")));
         assertEquals(List.of("tornadomla.fast.absorbStrips"), TuneCommand.withDependents(List.of("tornadomla.fast.absorbStrips")));
     }
 
