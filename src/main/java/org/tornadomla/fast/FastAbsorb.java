@@ -35,7 +35,7 @@ import static org.tornadomla.fast.Vec.L;
  *   model 17), B1 H128: a stand-alone loop of both threads over 33.5 MB, the cache flushed between runs, medians of
  *   four runs 2.09–2.27 → 1.76–1.98 ms; absorb_q in {@code ./mla bench --breakdown}, three alternating pairs, 2.01–2.10 →
  *   1.32–1.61 ms (2026-12-04). The same touch before unabsorb_v's one row gained about 3 %, within the noise, so it
- *   is not there. Not measured on an Intel CPU, where the touch stays off.</li>
+ *   was left out until 2026-12-08 (the last entry). Not measured on an Intel CPU, where the touch stays off.</li>
  *   <li>absorb at one token row on an AMD Zen 5: 8 vectors of q_lat held in registers while W^UK_h streams past in
  *   strips of 8 vectors ({@link #absorbStrips}, version 2's order), no touch, where {@link #STRIPS} says so. On
  *   the Zen 5 the strips keep more lines in flight than the in-order pass, which loads and stores q_lat between every
@@ -51,6 +51,13 @@ import static org.tornadomla.fast.Vec.L;
  *   interpreter took the final lane sum). With 16 registers (AVX2), 2 token rows against 4 W rows (6 loads per
  *   8 FMAs) measured 2.32 → 2.22 ms at B8 and level at B4 on the same Zen 5 held to AVX2 (-XX:UseAVX=2), and was left
  *   out.</li>
+ *   <li>unabsorb_v at one token row: W^UV_h touched in order first, as absorb_q's row is, where {@link Vec#TOUCH} is
+ *   on and absorb_q's row is not in strips (an AMD CPU other than a Zen 5: the Zen 5's strips measured faster without a
+ *   touch, and its unabsorb_v is not measured with one). 2-vCPU Zen 4 (family 25, model 17), 2026-12-08, {@code ./mla
+ *   bench --breakdown} B1 H128 T4096, six alternating pairs of JVMs (a throwaway switch): absorbed path unabsorb_v
+ *   1.31, 1.42, 1.38, 1.30, 1.47, 1.56 → 1.09, 1.26, 1.35, 1.19, 1.33, 1.53 ms, the step faster in all six; tiled path
+ *   1.35, 1.36, 1.54 → 1.27, 1.14, 1.44. (On 12-04 the same touch had measured about 3 % faster and was left out.) The
+ *   bits do not change.</li>
  * </ol>
  */
 public final class FastAbsorb {
@@ -61,7 +68,9 @@ public final class FastAbsorb {
      * Whether absorb_q at one token row streams W^UK_h past 8 vectors of q_lat held in registers ({@link
      * #absorbStrips}) rather than reading it in memory order into q_lat ({@link #absorbInOrder}): on an AMD Zen 5 (cpu
      * family 26), where the strips measured 20–30 % faster (version 7). The Zen 3 measured the other way (version 4),
-     * and the Zen 4 and the Intel Xeon were not measured with them. {@code -Dtornadomla.fast.absorbStrips=true|false}
+     * and the Zen 4 and the Intel Xeon were not measured with them. Where it is off and tiles are touched ({@link
+     * Vec#TOUCH}), unabsorb_v's one row touches W^UV_h first too (version 9): the choice is how one token row streams a
+     * head's weights. {@code -Dtornadomla.fast.absorbStrips=true|false}
      * overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
     static final boolean STRIPS = KernelChoices.choice("tornadomla.fast.absorbStrips", KernelChoices.autoAbsorbStrips());
@@ -162,7 +171,13 @@ public final class FastAbsorb {
 
     /** o[r, h, v] = Σ_c W^UV_h[v, c]·o_lat[r, h, c] ({@link org.tornadomla.kernels.Absorb#unabsorbValue}). */
     public static void unabsorbValue(float[] oLat, float[] wkvB, float[] o, int rows, int heads, int dn, int dv, int dc) {
-        Parallel.forEach(heads, h -> unabsorbValueHead(oLat, wkvB, (h * (dn + dv) + dn) * dc, o, rows, heads, h, dv, dc));
+        Parallel.forEach(heads, h -> {
+            int w0 = (h * (dn + dv) + dn) * dc;
+            // one token row: W^UV_h read once in order first, as absorb_q's row is (version 9); with several rows
+            // unabsorbValueHead touches it itself
+            if (rows == 1 && Vec.TOUCH && !STRIPS) Vec.touch(wkvB, w0, w0 + dv * dc);
+            unabsorbValueHead(oLat, wkvB, w0, o, rows, heads, h, dv, dc);
+        });
     }
 
     /** Head h of {@link #unabsorbValue} with W^UV_h's first row at wkvB[w0] (see {@link #absorbQueryHead}). */

@@ -235,7 +235,8 @@ public final class FastExecutor extends JvmExecutor {
                 + (Gemm.PAIR_SCORES ? "two columns a broadcast" : "one column a broadcast") + " (" + from("tornadomla.fast.pairScores") + "), "
                 + (Gemm.TOUCH_SCORES ? "tiles touched before them" : Gemm.PAIR_SCORES ? "tiles not touched before them" : "reading rows ahead")
                 + " (" + from("tornadomla.fast.touchScores") + "), "
-                + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : "in memory order") + " (" + from("tornadomla.fast.absorbStrips") + "), "
+                + "one row's absorb_q " + (FastAbsorb.STRIPS ? "in strips" : Vec.TOUCH ? "and unabsorb_v in memory order after a touch" : "in memory order")
+                + " (" + from("tornadomla.fast.absorbStrips") + "), "
                 + "values and tiled path over " + (FastAttention.VALUES_RUN > 1 ? "runs of " + FastAttention.VALUES_RUN + " tiles" : "single tiles")
                 + " (" + from("tornadomla.fast.valuesRuns") + "), the absorbed values at up to 4 token rows a thread "
                 + (FastAttention.REPRODUCIBLE ? "in fixed pieces (tornadomla.fast.reproducible, -D)" : "shared out as threads free up (tornadomla.fast.reproducible)");
