@@ -175,7 +175,7 @@ public final class FastAbsorb {
             int w0 = (h * (dn + dv) + dn) * dc;
             // one token row: W^UV_h read once in order first, as absorb_q's row is (version 9); with several rows
             // unabsorbValueHead touches it itself
-            if (rows == 1 && Vec.TOUCH && !STRIPS) Vec.touch(wkvB, w0, w0 + dv * dc);
+            if (rows == 1 && Vec.TOUCH && !oneRowInStrips(dc)) Vec.touch(wkvB, w0, w0 + dv * dc);
             unabsorbValueHead(oLat, wkvB, w0, o, rows, heads, h, dv, dc);
         });
     }

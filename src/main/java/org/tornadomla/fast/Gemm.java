@@ -122,11 +122,11 @@ final class Gemm {
                           int c0, int c1, boolean pairs) {
         int w = dc + dr;
         if (pairLayout(REGS32, pairs, w, hp)) {
-            // column c of head h at its pair's two-vector row, c's parity the lane next to c - 1's (qtIndex)
+            // no constant stride between a head's columns here (qtIndex): each number's place worked out (16 heads at most)
             for (int h = 0; h < hp; h++) {
-                int at = q0 + qtIndex(REGS32, true, 0, h, w, hp), lat = (r * heads + h) * dc, pe = (r * heads + h) * (dn + dr) + dn - dc;
+                int lat = (r * heads + h) * dc, pe = (r * heads + h) * (dn + dr) + dn - dc;
                 for (int c = c0; c < c1; c++) {
-                    qt[at + (c >> 1) * 2 * L + (c & 1)] = h >= heads ? 0f : c < dc ? scale * qLat[lat + c] : scale * q[pe + c];
+                    qt[q0 + qtIndex(REGS32, true, c, h, w, hp)] = h >= heads ? 0f : c < dc ? scale * qLat[lat + c] : scale * q[pe + c];
                 }
             }
             return;
@@ -213,7 +213,8 @@ final class Gemm {
      * as two 256-bit halves: an AMD family 25 CPU with 512-bit vectors (a Zen 4). {@code
      * -Dtornadomla.fast.pairScores=true|false} overrides it, and {@code mla tune} may have measured it ({@link KernelChoices}).
      */
-    static final boolean PAIR_SCORES = KernelChoices.choice("tornadomla.fast.pairScores", KernelChoices.autoPairScores(REGS32, HALF_SCORES));
+    static final boolean PAIR_SCORES = KernelChoices.choice("tornadomla.fast.pairScores", KernelChoices.autoPairScores(REGS32, HALF_SCORES))
+            && !HALF_SCORES;        // both set by -D: the halves, as asked for first (the pairs' layout would make atRow32 ignore them)
     /** Lanes of 64 bits in a vector of {@link Vec#F}'s size: a pair of floats each, for {@link #s8x2p}. */
     private static final jdk.incubator.vector.VectorSpecies<Long> PAIR = F.withLanes(long.class);
     /** The half-width species of {@link #s8x2h}. */
@@ -331,8 +332,9 @@ final class Gemm {
     static void atRow32(float[] qt, int q0, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts,
                         boolean half, boolean touched, boolean pairs) {
         int vecs = hp / L, j = 0;
-        if (!half && pairLayout(true, pairs, qw, hp)) {
-            // a single head vector, Qᵀ in column pairs: 8 rows at a time, then a row at a time
+        if (pairLayout(true, pairs, qw, hp)) {
+            // a single head vector, Qᵀ in column pairs (the layout packQuery chose decides, whatever half says): 8 rows
+            // at a time, then a row at a time
             for (; j + 8 <= n; j += 8) s8x2p(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts, sts);
             for (; j < n; j++) s1x2p(qt, q0 + c0 * L, k, off + j * ROW, w, st, s0 + j * sts);
             return;

@@ -25,7 +25,7 @@ class GemmTest {
                 for (int n : ROWS) {
                     float[] k = random(rnd, n * Gemm.ROW);
                     for (String set : SETS) {
-                        float[] qt = pack(q, !set.equals("regs16"), set.equals("regs32-pairs"), w, heads, hp);
+                        float[] qt = pack(q, !set.equals("regs16"), set.startsWith("regs32-pairs"), w, heads, hp);
                         float[] st = new float[n * hp];
                         java.util.Arrays.fill(st, Float.NaN);   // every (row, head) must be written
                         atRow(set, qt, hp, w, 0, k, 0, w, n, st, 0, hp);
@@ -99,7 +99,7 @@ class GemmTest {
                     // the interleaved sets through either register file's kernels, their rows m·hp apart in st
                     int m = 576 / w;
                     for (String kernels : SETS) {
-                        float[] qt = pack(q, !kernels.equals("regs16"), kernels.equals("regs32-pairs"), w, heads, hp);
+                        float[] qt = pack(q, !kernels.equals("regs16"), kernels.startsWith("regs32-pairs"), w, heads, hp);
                         java.util.Arrays.fill(st, Float.NaN);
                         for (int set = 0; set < m && set < n; set++) {
                             int rowsOfSet = (n - set + m - 1) / m;
@@ -123,7 +123,7 @@ class GemmTest {
             float[] q = random(rnd, qw * hp), k = random(rnd, n * Gemm.ROW), chunk = new float[w * hp];
             for (int c = 0; c < w; c++) System.arraycopy(q, (c0 + c) * hp, chunk, c * hp, hp);
             for (String set : SETS) {
-                float[] qt = pack(q, !set.equals("regs16"), set.equals("regs32-pairs"), qw, heads, hp), st = new float[n * hp];
+                float[] qt = pack(q, !set.equals("regs16"), set.startsWith("regs32-pairs"), qw, heads, hp), st = new float[n * hp];
                 atRow(set, qt, hp, qw, c0, k, 0, w, n, st, 0, hp);
                 checkScores(chunk, hp, k, Gemm.ROW, w, n, heads, st, "chunk " + set + " H" + heads);
             }
@@ -134,9 +134,10 @@ class GemmTest {
      * The score kernel sets: 16 registers, 32 registers (a single head vector reading ahead, s16x1Ahead), 32 with a
      * single head vector on 256-bit halves (Gemm.HALF_SCORES, a Zen 4's choice; where the preferred vector is narrower
      * than 512 bits it is the 32 set), 32 with the tile touched first (Gemm.TOUCH_SCORES, a Zen 5's: s16x1), and 32 with
-     * a single head vector's Qᵀ in column pairs (Gemm.PAIR_SCORES, a Zen 4's: s8x2p, then s1x2p for the rows left over).
+     * a single head vector's Qᵀ in column pairs (Gemm.PAIR_SCORES, a Zen 4's: s8x2p, then s1x2p for the rows left over),
+     * also with half set: the pairs' layout decides the kernel.
      */
-    private static final String[] SETS = {"regs16", "regs32", "regs32-half", "regs32-touched", "regs32-pairs"};
+    private static final String[] SETS = {"regs16", "regs32", "regs32-half", "regs32-touched", "regs32-pairs", "regs32-pairs-half"};
 
     private static void atRow(String set, float[] qt, int hp, int qw, int c0, float[] k, int off, int w, int n, float[] st, int s0, int sts) {
         switch (set) {
@@ -145,6 +146,7 @@ class GemmTest {
             case "regs32-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true, false, false);
             case "regs32-touched" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, true, false);
             case "regs32-pairs" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, false, false, true);
+            case "regs32-pairs-half" -> Gemm.atRow32(qt, 0, hp, qw, c0, k, off, w, n, st, s0, sts, true, false, true);
             default -> throw new IllegalArgumentException(set);
         }
     }
